@@ -1,0 +1,186 @@
+/*-------------------------------------------------------------------------
+ *
+ * mptcp.c
+ *	  Multipath TCP (MPTCP) listen sockets for the server.
+ *
+ * With listen_mptcp = on, the postmaster creates its TCP listen sockets with
+ * protocol IPPROTO_MPTCP.  Such a listener also accepts plain TCP clients,
+ * so turning it on changes nothing for them.  MPTCP is an optimization: if
+ * the kernel cannot give it to us, we warn once and listen with plain TCP,
+ * and a socket option the kernel refuses on MPTCP sockets never fails a
+ * connection.
+ *
+ * Portions Copyright (c) 1996-2025, PostgreSQL Global Development Group
+ *
+ * IDENTIFICATION
+ *	  src/backend/libpq/mptcp.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include "lib/stringinfo.h"
+#include "libpq/mptcp.h"
+
+/* GUC variable */
+bool		listen_mptcp = false;
+
+#ifdef USE_MPTCP
+
+/* Postmaster state: MPTCP found unavailable, options checked. */
+static bool mptcp_unavailable = false;
+static bool mptcp_options_checked = false;
+
+/*
+ * Report, once, the TCP options that pq_init() sets on client connections
+ * and that the running kernel refuses on MPTCP sockets (support grew from
+ * Linux 5.17 on).  Connections are accepted without them; saying so at
+ * startup avoids one log line per connection.
+ */
+static void
+report_refused_options(int family)
+{
+	static const struct
+	{
+		int			level;
+		int			optname;
+		int			value;
+		const char *name;
+	}			opts[] =
+	{
+#ifdef TCP_NODELAY
+		{IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY"},
+#endif
+		{SOL_SOCKET, SO_KEEPALIVE, 1, "SO_KEEPALIVE"},
+#ifdef TCP_KEEPIDLE
+		{IPPROTO_TCP, TCP_KEEPIDLE, 7200, "TCP_KEEPIDLE"},
+#endif
+#ifdef TCP_KEEPINTVL
+		{IPPROTO_TCP, TCP_KEEPINTVL, 75, "TCP_KEEPINTVL"},
+#endif
+#ifdef TCP_KEEPCNT
+		{IPPROTO_TCP, TCP_KEEPCNT, 9, "TCP_KEEPCNT"},
+#endif
+#ifdef TCP_USER_TIMEOUT
+		{IPPROTO_TCP, TCP_USER_TIMEOUT, 0, "TCP_USER_TIMEOUT"},
+#endif
+	};
+	StringInfoData refused;
+	pgsocket	fd;
+
+	fd = socket(family, SOCK_STREAM, IPPROTO_MPTCP);
+	if (fd == PGINVALID_SOCKET)
+		return;
+
+	initStringInfo(&refused);
+	for (int i = 0; i < lengthof(opts); i++)
+	{
+		if (setsockopt(fd, opts[i].level, opts[i].optname,
+					   &opts[i].value, sizeof(opts[i].value)) < 0 &&
+			pg_mptcp_errno_option_refused(errno))
+			appendStringInfo(&refused, "%s%s",
+							 refused.len > 0 ? ", " : "", opts[i].name);
+	}
+	closesocket(fd);
+
+	if (refused.len > 0)
+		ereport(WARNING,
+				(errmsg("MPTCP connections will not use socket options %s",
+						refused.data),
+				 errdetail("The running kernel does not support these options on MPTCP sockets."),
+				 errhint("Newer Linux kernels support them; plain TCP connections are not affected.")));
+	pfree(refused.data);
+}
+
+/*
+ * Say once why MPTCP is unavailable; the server goes on with plain TCP.
+ */
+static void
+report_mptcp_unavailable(int save_errno)
+{
+	const char *hint;
+
+	switch (save_errno)
+	{
+		case ENOPROTOOPT:
+			hint = _("MPTCP is disabled in the kernel; enable it with \"sysctl -w net.mptcp.enabled=1\".");
+			break;
+		case EPROTONOSUPPORT:
+			hint = _("The kernel was built without MPTCP; use a Linux kernel with CONFIG_MPTCP enabled.");
+			break;
+		case EINVAL:
+			hint = _("MPTCP requires Linux 5.6 or later.");
+			break;
+		case EACCES:
+		case EPERM:
+			hint = _("A security policy (such as SELinux or an eBPF program) refuses MPTCP sockets.");
+			break;
+		default:
+			hint = NULL;
+			break;
+	}
+
+	errno = save_errno;
+	ereport(WARNING,
+			(errmsg("could not create MPTCP listen socket, using plain TCP"),
+			 errdetail("%s(%s) failed: %m", "socket", "IPPROTO_MPTCP"),
+			 hint ? errhint("%s", hint) : 0));
+}
+#endif							/* USE_MPTCP */
+
+/*
+ * pq_listen_socket: create a stream socket for a listen address of the given
+ * family: MPTCP for TCP addresses when listen_mptcp is on and the kernel
+ * allows it, else as before.  Sets errno on failure.
+ */
+pgsocket
+pq_listen_socket(int family)
+{
+#ifdef USE_MPTCP
+	if (listen_mptcp && !mptcp_unavailable &&
+		(family == AF_INET || family == AF_INET6))
+	{
+		pgsocket	fd = socket(family, SOCK_STREAM, IPPROTO_MPTCP);
+
+		if (fd != PGINVALID_SOCKET)
+		{
+			if (!mptcp_options_checked)
+			{
+				mptcp_options_checked = true;
+				report_refused_options(family);
+			}
+			return fd;
+		}
+
+		/* Whatever the reason, never refuse to listen because of MPTCP. */
+		mptcp_unavailable = true;
+		report_mptcp_unavailable(errno);
+	}
+#endif
+	return socket(family, SOCK_STREAM, 0);
+}
+
+/*
+ * pq_mptcp_option_refused: after a failed setsockopt() on a client socket,
+ * tell whether the failure is only the kernel refusing that option on an
+ * MPTCP socket.  The caller then goes on without the option: the postmaster
+ * already said once which options MPTCP connections run without.
+ */
+bool
+pq_mptcp_option_refused(bool mptcp, const char *optname)
+{
+	int			save_errno = errno;
+	bool		refused = mptcp && pg_mptcp_errno_option_refused(save_errno);
+
+	if (refused)
+		ereport(DEBUG1,
+				(errmsg_internal("%s(%s) not supported on MPTCP socket: %m",
+								 "setsockopt", optname)));
+	errno = save_errno;
+	return refused;
+}

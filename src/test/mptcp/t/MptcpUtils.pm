@@ -1,0 +1,185 @@
+
+# Copyright (c) 2025, PostgreSQL Global Development Group
+
+=pod
+
+=head1 NAME
+
+MptcpUtils - helpers for the Multipath TCP tests
+
+=head1 SYNOPSIS
+
+  use FindBin;
+  use lib $FindBin::RealBin;
+  use MptcpUtils;
+
+  # skip the whole test unless the kernel can open MPTCP sockets
+  MptcpUtils::require_kernel_mptcp();
+
+  # run the rest of this test inside a private network namespace
+  # (only with PG_TEST_EXTRA=mptcp; skips otherwise)
+  MptcpUtils::enter_private_netns();
+
+=head1 DESCRIPTION
+
+Nodes always use TCP on an explicit loopback address.  Network changes
+(sysctls, path manager endpoints, traffic shaping) are only ever made inside
+a network namespace owned by an unprivileged user namespace that the test
+creates by re-executing itself under unshare(1); it vanishes with the test.
+
+=cut
+
+package MptcpUtils;
+
+use strict;
+use warnings FATAL => 'all';
+
+use Config;
+use IPC::Run;
+use Socket qw(AF_INET SOCK_STREAM);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use constant IPPROTO_MPTCP => 262;
+
+# Nodes listen on TCP only, at an explicit address.
+$PostgreSQL::Test::Cluster::use_tcp = 1;
+$PostgreSQL::Test::Cluster::test_pghost = '127.0.0.1';
+
+=pod
+
+=item kernel_mptcp_error()
+
+Returns undef if this process can open an IPPROTO_MPTCP socket, else the
+reason (errno text).
+
+=cut
+
+sub kernel_mptcp_error
+{
+	return "not Linux" if $Config{osname} ne 'linux';
+	my $sock;
+	if (socket($sock, AF_INET, SOCK_STREAM, IPPROTO_MPTCP))
+	{
+		close($sock);
+		return undef;
+	}
+	return "$!";
+}
+
+sub require_kernel_mptcp
+{
+	my $err = kernel_mptcp_error();
+	plan skip_all => "kernel cannot open MPTCP sockets: $err" if defined $err;
+	return;
+}
+
+sub extra_enabled
+{
+	return defined $ENV{PG_TEST_EXTRA} && $ENV{PG_TEST_EXTRA} =~ /\bmptcp\b/;
+}
+
+=pod
+
+=item enter_private_netns()
+
+Skips the test unless PG_TEST_EXTRA contains "mptcp" and unprivileged user
+namespaces work here; otherwise re-executes the test script inside a new
+user + network namespace (the user keeps its uid, so postgres can run, and
+holds CAP_NET_ADMIN over the namespace), and brings up its loopback.
+
+=cut
+
+sub enter_private_netns
+{
+	if ($ENV{PG_MPTCP_IN_NETNS})
+	{
+		run_ip('link', 'set', 'lo', 'up');
+		return;
+	}
+
+	plan skip_all =>
+	  'Potentially unsafe test mptcp not enabled in PG_TEST_EXTRA'
+	  unless extra_enabled();
+	plan skip_all => 'network namespace tests need Linux'
+	  if $Config{osname} ne 'linux';
+
+	my @unshare = unshare_command();
+	my ($stdout, $stderr);
+	IPC::Run::run([ @unshare, 'ip', 'link', 'set', 'lo', 'up' ],
+		'>', \$stdout, '2>', \$stderr)
+	  or plan skip_all =>
+	  "cannot create an unprivileged network namespace here: $stderr";
+
+	$ENV{PG_MPTCP_IN_NETNS} = 1;
+	exec(@unshare, $^X, $0, @ARGV)
+	  or die "could not re-execute the test under unshare: $!";
+}
+
+sub unshare_command
+{
+	return (
+		'unshare', '-Un',
+		'--map-user=' . $<,
+		'--map-group=' . (split ' ', $()[0],
+		'--keep-caps');
+}
+
+=pod
+
+=item run_ip(ARGS), set_sysctl(NAME, VALUE)
+
+Change the namespace's network configuration; only allowed inside
+enter_private_netns().
+
+=cut
+
+sub run_ip
+{
+	die "run_ip outside the private network namespace"
+	  unless $ENV{PG_MPTCP_IN_NETNS};
+	my ($stdout, $stderr);
+	IPC::Run::run([ 'ip', @_ ], '>', \$stdout, '2>', \$stderr)
+	  or die "ip @_ failed: $stderr";
+	return $stdout;
+}
+
+sub set_sysctl
+{
+	my ($name, $value) = @_;
+	die "set_sysctl outside the private network namespace"
+	  unless $ENV{PG_MPTCP_IN_NETNS};
+	(my $path = "/proc/sys/$name") =~ s/\./\//g;
+	open(my $fh, '>', $path) or die "could not open $path: $!";
+	print $fh "$value\n";
+	close($fh) or die "could not set $name: $!";
+	return;
+}
+
+=pod
+
+=item mptcp_sockets(PORT, LISTEN)
+
+Lists the kernel's MPTCP sockets on local port PORT (listening ones if
+LISTEN, established ones otherwise), as reported by "ss -M".  Returns the
+number of lines.
+
+=cut
+
+sub mptcp_sockets
+{
+	my ($port, $listen) = @_;
+	my ($stdout, $stderr);
+	IPC::Run::run(
+		[
+			'ss', '-HnM', ($listen ? '-l' : ()),
+			'sport', '=', ":$port"
+		],
+		'>', \$stdout,
+		'2>', \$stderr) or die "ss -M failed: $stderr";
+	my @lines = grep { /\S/ } split /\n/, $stdout;
+	return scalar @lines;
+}
+
+1;
