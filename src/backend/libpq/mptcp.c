@@ -39,7 +39,7 @@ static bool mptcp_options_checked = false;
 /*
  * Report, once, the TCP options that pq_init() sets on client connections
  * and that the running kernel refuses on MPTCP sockets (support grew from
- * Linux 5.17 on).  Connections are accepted without them; saying so at
+ * Linux 5.17 on; TCP_USER_TIMEOUT is still refused in 6.18).  Connections are accepted without them; saying so at
  * startup avoids one log line per connection.
  */
 static void
@@ -92,8 +92,8 @@ report_refused_options(int family)
 		ereport(WARNING,
 				(errmsg("MPTCP connections will not use socket options %s",
 						refused.data),
-				 errdetail("The running kernel does not support these options on MPTCP sockets."),
-				 errhint("Newer Linux kernels support them; plain TCP connections are not affected.")));
+				 errdetail("The running kernel does not support these options on MPTCP sockets, so the corresponding settings have no effect on MPTCP connections."),
+				 errhint("Plain TCP connections are not affected.  Newer kernels support more options on MPTCP sockets.")));
 	pfree(refused.data);
 }
 

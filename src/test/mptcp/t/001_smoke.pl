@@ -17,6 +17,12 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+# With PG_TEST_EXTRA=mptcp, this re-executes the script in a private
+# network namespace, before any test output.
+BEGIN { MptcpUtils::enter_private_netns() if MptcpUtils::extra_enabled(); }
+
+MptcpUtils::use_tcp_nodes();
+
 sub check_node
 {
 	my ($label) = @_;
@@ -42,9 +48,6 @@ if (!MptcpUtils::extra_enabled())
 	done_testing();
 	exit;
 }
-
-# Re-executes this script in a private network namespace, before any output.
-MptcpUtils::enter_private_netns();
 
 # Inside the namespace: the path manager is ours to configure.
 MptcpUtils::run_ip(qw(mptcp limits set subflows 2 add_addr_accepted 2));

@@ -16,9 +16,11 @@ MptcpUtils - helpers for the Multipath TCP tests
   # skip the whole test unless the kernel can open MPTCP sockets
   MptcpUtils::require_kernel_mptcp();
 
-  # run the rest of this test inside a private network namespace
-  # (only with PG_TEST_EXTRA=mptcp; skips otherwise)
-  MptcpUtils::enter_private_netns();
+  # run this test inside a private network namespace (only with
+  # PG_TEST_EXTRA=mptcp; skips otherwise).  In a BEGIN block: it must
+  # re-execute the script before PostgreSQL::Test::Utils redirects the
+  # test's output at INIT time.
+  BEGIN { MptcpUtils::enter_private_netns(); }
 
 =head1 DESCRIPTION
 
@@ -43,9 +45,23 @@ use Test::More;
 
 use constant IPPROTO_MPTCP => 262;
 
-# Nodes listen on TCP only, at an explicit address.
-$PostgreSQL::Test::Cluster::use_tcp = 1;
-$PostgreSQL::Test::Cluster::test_pghost = '127.0.0.1';
+=pod
+
+=item use_tcp_nodes()
+
+Make the nodes created from now on listen on TCP only, at 127.0.0.1.
+(Must run at run time: PostgreSQL::Test::Cluster sets its defaults in an
+INIT block.)
+
+=cut
+
+sub use_tcp_nodes
+{
+	$PostgreSQL::Test::Cluster::use_tcp = 1;
+	$PostgreSQL::Test::Cluster::test_pghost = '127.0.0.1';
+	$ENV{PGHOST} = '127.0.0.1';
+	return;
+}
 
 =pod
 
@@ -75,6 +91,25 @@ sub require_kernel_mptcp
 	return;
 }
 
+=pod
+
+=item mptcp_option_works(LEVEL, OPTNAME)
+
+Does the kernel accept setting this integer socket option (to 1) on an
+MPTCP socket?
+
+=cut
+
+sub mptcp_option_works
+{
+	my ($level, $optname) = @_;
+	my $sock;
+	socket($sock, AF_INET, SOCK_STREAM, IPPROTO_MPTCP) or return 0;
+	my $ok = setsockopt($sock, $level, $optname, 1);
+	close($sock);
+	return $ok ? 1 : 0;
+}
+
 sub extra_enabled
 {
 	return defined $ENV{PG_TEST_EXTRA} && $ENV{PG_TEST_EXTRA} =~ /\bmptcp\b/;
@@ -88,6 +123,7 @@ Skips the test unless PG_TEST_EXTRA contains "mptcp" and unprivileged user
 namespaces work here; otherwise re-executes the test script inside a new
 user + network namespace (the user keeps its uid, so postgres can run, and
 holds CAP_NET_ADMIN over the namespace), and brings up its loopback.
+Call it from a BEGIN block, before any test output.
 
 =cut
 
@@ -112,8 +148,9 @@ sub enter_private_netns
 	  or plan skip_all =>
 	  "cannot create an unprivileged network namespace here: $stderr";
 
+	# Keep the include path that the test was started with (perl -I).
 	$ENV{PG_MPTCP_IN_NETNS} = 1;
-	exec(@unshare, $^X, $0, @ARGV)
+	exec(@unshare, $^X, (map { "-I$_" } grep { !ref } @INC), $0, @ARGV)
 	  or die "could not re-execute the test under unshare: $!";
 }
 

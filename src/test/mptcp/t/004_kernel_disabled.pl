@@ -1,0 +1,76 @@
+
+# Copyright (c) 2025, PostgreSQL Global Development Group
+
+# A kernel that refuses MPTCP (here: net.mptcp.enabled = 0 in a private
+# network namespace): the server still starts with listen_mptcp = on, warns
+# once why, and listens with plain TCP; clients connect over TCP with
+# mptcp=prefer, and mptcp=require fails with a clear error.
+#
+# Runs only with PG_TEST_EXTRA=mptcp, in an unprivileged user and network
+# namespace (see README).
+
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib $FindBin::RealBin;
+use MptcpUtils;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+BEGIN { MptcpUtils::enter_private_netns(); }
+
+MptcpUtils::require_kernel_mptcp();
+MptcpUtils::use_tcp_nodes();
+
+MptcpUtils::set_sysctl('net.mptcp.enabled', 0);
+ok(defined MptcpUtils::kernel_mptcp_error(),
+	'MPTCP sockets are refused in the namespace');
+
+my $node = PostgreSQL::Test::Cluster->new('disabled');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq(
+listen_mptcp = on
+listen_addresses = '127.0.0.1,::1'
+log_connections = on
+));
+$node->start;
+my $port = $node->port;
+
+my $log = slurp_file($node->logfile);
+my @warnings = $log =~ /WARNING:  could not create MPTCP listen socket, using plain TCP/g;
+is(scalar @warnings, 1, 'one warning for all listen addresses');
+like($log, qr/DETAIL:  socket\(IPPROTO_MPTCP\) failed: Protocol not available/,
+	'warning says what failed');
+like($log, qr/HINT:  .*sysctl -w net\.mptcp\.enabled=1/,
+	'warning says how to enable MPTCP');
+is(MptcpUtils::mptcp_sockets($port, 1), 0, 'no MPTCP listen socket');
+
+my $connstr = "host=127.0.0.1 port=$port dbname=postgres";
+my $offset = -s $node->logfile;
+is($node->safe_psql('postgres', 'SELECT count(*) FROM generate_series(1, 300)',
+		connstr => "$connstr mptcp=prefer application_name=fallback"),
+	'300', 'mptcp=prefer connects over plain TCP');
+like(slurp_file($node->logfile, $offset),
+	qr/connection authorized: .*application_name=fallback$/m,
+	'server logs a plain TCP connection');
+is($node->safe_psql('postgres', 'SELECT 1', connstr => $connstr),
+	'1', 'plain client connects');
+$node->connect_fails(
+	"$connstr mptcp=require",
+	'mptcp=require without kernel support',
+	expected_stderr =>
+	  qr/MPTCP was required, but this system cannot create MPTCP sockets: Protocol not available/
+);
+
+# Re-enabled, the same server (still on plain TCP) gives prefer plain TCP
+# and require the server-side error.
+MptcpUtils::set_sysctl('net.mptcp.enabled', 1);
+$node->connect_fails(
+	"$connstr mptcp=require",
+	'mptcp=require against the plain TCP listener',
+	expected_stderr => qr/server does not support MPTCP, but MPTCP was required/);
+
+$node->stop;
+done_testing();
