@@ -37,6 +37,8 @@ use strict;
 use warnings FATAL => 'all';
 
 use Config;
+use Cwd ();
+use File::Basename ();
 use IPC::Run;
 use Socket qw(AF_INET SOCK_STREAM);
 use PostgreSQL::Test::Cluster;
@@ -192,6 +194,66 @@ sub set_sysctl
 	print $fh "$value\n";
 	close($fh) or die "could not set $name: $!";
 	return;
+}
+
+=pod
+
+=item lab_up(NPATHS, RATE), lab_client(CMD...), lab_blackhole(I),
+lab_restore(I), lab_down()
+
+A multipath lab inside the private network namespace, built by lab.sh
+(see there): NPATHS veth paths between this namespace (the server,
+198.18.1.1 and signalled 198.18.I.1) and a client namespace, each limited
+to RATE (e.g. '50mbit') or unshaped (undef).  lab_client() returns the
+command line that runs CMD in the client namespace.  The lab is removed at
+exit, even after a failure.
+
+=cut
+
+my $lab_dir;
+my $lab_script = Cwd::abs_path(File::Basename::dirname(__FILE__) . "/../lab.sh");
+
+sub lab_up
+{
+	my ($npaths, $rate) = @_;
+	die "lab_up outside the private network namespace"
+	  unless $ENV{PG_MPTCP_IN_NETNS};
+	$lab_dir //= PostgreSQL::Test::Utils::tempdir('lab');
+	my ($stdout, $stderr);
+	IPC::Run::run([ 'bash', $lab_script, 'up', $lab_dir, $npaths, $rate // 'none' ],
+		'>', \$stdout, '2>', \$stderr)
+	  or die "lab.sh up failed: $stderr";
+	return;
+}
+
+sub lab_client
+{
+	return ('bash', $lab_script, 'client', $lab_dir, @_);
+}
+
+sub lab_run
+{
+	my (@args) = @_;
+	my ($stdout, $stderr);
+	IPC::Run::run([ 'bash', $lab_script, @args ], '>', \$stdout, '2>', \$stderr)
+	  or die "lab.sh @args failed: $stderr";
+	return $stdout;
+}
+
+sub lab_blackhole { lab_run('blackhole', $lab_dir, $_[0]); return; }
+sub lab_restore { lab_run('restore', $lab_dir, $_[0]); return; }
+
+sub lab_down
+{
+	lab_run('down', $lab_dir) if defined $lab_dir;
+	return;
+}
+
+END
+{
+	# keep the test's exit status
+	local $?;
+	eval { lab_down(); } if $ENV{PG_MPTCP_IN_NETNS};
 }
 
 =pod

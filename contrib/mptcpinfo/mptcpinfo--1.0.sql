@@ -1,0 +1,66 @@
+/* contrib/mptcpinfo/mptcpinfo--1.0.sql */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION mptcpinfo" to load this file. \quit
+
+CREATE FUNCTION pg_stat_get_mptcp(
+    OUT pid integer,
+    OUT mptcp boolean,
+    OUT subflows integer,
+    OUT add_addr_signal integer,
+    OUT add_addr_accepted integer,
+    OUT subflows_max integer,
+    OUT add_addr_signal_max integer,
+    OUT add_addr_accepted_max integer,
+    OUT local_addr_used integer,
+    OUT local_addr_max integer,
+    OUT checksum boolean,
+    OUT token bigint,
+    OUT write_seq numeric,
+    OUT snd_una numeric,
+    OUT rcv_nxt numeric,
+    OUT bytes_sent bigint,
+    OUT bytes_received bigint,
+    OUT bytes_acked bigint,
+    OUT bytes_retrans bigint,
+    OUT retransmits bigint,
+    OUT last_data_sent interval,
+    OUT last_data_recv interval,
+    OUT last_ack_recv interval)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_get_mptcp'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION pg_stat_get_mptcp_subflows(
+    OUT pid integer,
+    OUT local_addr inet,
+    OUT local_port integer,
+    OUT remote_addr inet,
+    OUT remote_port integer,
+    OUT established boolean,
+    OUT rtt float8,
+    OUT rttvar float8,
+    OUT snd_cwnd bigint,
+    OUT snd_mss bigint,
+    OUT bytes_sent bigint,
+    OUT bytes_acked bigint,
+    OUT bytes_received bigint,
+    OUT bytes_retrans bigint,
+    OUT total_retrans bigint,
+    OUT delivery_rate bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_get_mptcp_subflows'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+-- One row per backend with a TCP client connection, like pg_stat_ssl.
+CREATE VIEW pg_stat_mptcp AS
+    SELECT * FROM pg_stat_get_mptcp();
+
+-- One row per subflow of each MPTCP connection.
+CREATE VIEW pg_stat_mptcp_subflows AS
+    SELECT * FROM pg_stat_get_mptcp_subflows();
+
+-- As for pg_stat_activity, everyone may look: the functions return the
+-- details of other roles' connections only to members of pg_read_all_stats
+-- (and so pg_monitor).
+GRANT SELECT ON pg_stat_mptcp, pg_stat_mptcp_subflows TO PUBLIC;

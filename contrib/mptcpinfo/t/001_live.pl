@@ -1,0 +1,201 @@
+
+# Copyright (c) 2025, PostgreSQL Global Development Group
+
+# pg_stat_mptcp and pg_stat_mptcp_subflows on live connections: plain TCP
+# and MPTCP rows, the privileges of other roles' rows, counters that move
+# during a transfer, and, with PG_TEST_EXTRA=mptcp, a pg_basebackup over a
+# four-path lab whose subflows are all visible and add up.
+#
+# Needs a Linux kernel that can create MPTCP sockets; skips otherwise.  The
+# lab part runs in a private network namespace (see src/test/mptcp/README).
+
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib "$FindBin::RealBin/../../../src/test/mptcp/t";
+use MptcpUtils;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+# With PG_TEST_EXTRA=mptcp, the whole test runs in a private namespace.
+BEGIN { MptcpUtils::enter_private_netns() if MptcpUtils::extra_enabled(); }
+
+MptcpUtils::require_kernel_mptcp();
+MptcpUtils::use_tcp_nodes();
+
+my $in_lab = $ENV{PG_MPTCP_IN_NETNS};
+my $npaths = 4;
+MptcpUtils::lab_up($npaths, '20mbit') if $in_lab;
+
+my $node = PostgreSQL::Test::Cluster->new('main');
+$node->init(allows_streaming => 1);
+$node->append_conf(
+	'postgresql.conf', qq(
+listen_mptcp = on
+listen_addresses = '@{[ $in_lab ? '*' : '127.0.0.1' ]}'
+));
+$node->append_conf(
+	'pg_hba.conf', qq(
+host all all 198.18.0.0/15 trust
+host replication all 198.18.0.0/15 trust
+)) if $in_lab;
+$node->start;
+my $port = $node->port;
+my $connstr = "host=127.0.0.1 port=$port dbname=postgres";
+
+$node->safe_psql(
+	'postgres', q(
+CREATE EXTENSION mptcpinfo;
+CREATE TABLE t_big AS
+  SELECT g AS id, repeat(md5(g::text), 8) AS payload
+  FROM generate_series(1, 100000) g;
+CREATE ROLE regress_mptcp_other LOGIN;
+CREATE ROLE regress_mptcp_viewer LOGIN;
+));
+
+# Query as $role (the nodes listen on TCP only).
+sub query
+{
+	my ($sql, $role) = @_;
+	return $node->safe_psql('postgres', $sql,
+		connstr => $connstr . (defined $role ? " user=$role" : ''));
+}
+
+my $plain = $node->background_psql('postgres',
+	connstr => "$connstr application_name=plain_tcp");
+my $mp = $node->background_psql('postgres',
+	connstr => "$connstr mptcp=1 application_name=mptcp_conn");
+my $other = $node->background_psql('postgres',
+	connstr => "$connstr mptcp=1 user=regress_mptcp_other application_name=other_role");
+my $plain_pid = $plain->query_safe('SELECT pg_backend_pid()');
+my $mp_pid = $mp->query_safe('SELECT pg_backend_pid()');
+my $other_pid = $other->query_safe('SELECT pg_backend_pid()');
+
+is(query("SELECT mptcp, subflows IS NULL, token IS NULL FROM pg_stat_mptcp WHERE pid = $plain_pid"),
+	'f|t|t', 'plain TCP connection: a row, not MPTCP, no MPTCP figures');
+is(query("SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $plain_pid"),
+	'0', 'plain TCP connection: no subflows');
+
+is( query(
+		"SELECT mptcp, subflows, token > 0, bytes_sent > 0, bytes_received > 0, checksum IS NOT NULL FROM pg_stat_mptcp WHERE pid = $mp_pid"
+	),
+	't|1|t|t|t|t',
+	'MPTCP connection: one subflow and its figures');
+is( query(
+		"SELECT count(*), min(local_port), bool_and(established), bool_and(rtt > 0) FROM pg_stat_mptcp_subflows WHERE pid = $mp_pid"
+	),
+	"1|$port|t|t",
+	'MPTCP connection: its subflow, on the server port');
+is( query(
+		"SELECT count(*) FROM pg_stat_mptcp m JOIN pg_stat_activity a USING (pid) "
+		  . "WHERE a.client_port IS NULL OR a.client_port < 0"),
+	'0',
+	'only backends with a TCP client connection have rows');
+
+# Privileges as for pg_stat_activity.
+is( query(
+		"SELECT pid = $other_pid, mptcp FROM pg_stat_mptcp WHERE pid IN ($other_pid, $mp_pid) ORDER BY pid = $other_pid DESC",
+		'regress_mptcp_other'),
+	"t|t\nf|",
+	'a role sees its own connection, not the details of others');
+is(query("SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $mp_pid",
+		'regress_mptcp_other'),
+	'0', 'a role does not see the subflows of others');
+$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO regress_mptcp_viewer');
+is(query("SELECT mptcp FROM pg_stat_mptcp WHERE pid = $other_pid",
+		'regress_mptcp_viewer'),
+	't', 'pg_read_all_stats sees the details of all connections');
+is( query(
+		"SELECT has_table_privilege('pg_monitor', 'pg_stat_mptcp', 'SELECT'), has_table_privilege('pg_monitor', 'pg_stat_mptcp_subflows', 'SELECT')"
+	),
+	't|t',
+	'pg_monitor may read the views');
+
+$plain->quit;
+$other->quit;
+
+# Live counters: a transfer on the MPTCP session, sampled twice a second
+# apart from another session.  Without the lab, loopback is too fast for
+# a COPY to last: send it through a slow client instead (psql reading the
+# rows one batch at a time).
+$mp->query_until(qr/started/, q(
+\echo started
+BEGIN;
+DECLARE c CURSOR FOR SELECT * FROM t_big, generate_series(1, 50);
+FETCH 1 FROM c;
+));
+my $sample_sql = "SELECT bytes_sent, last_data_sent FROM pg_stat_mptcp WHERE pid = $mp_pid";
+my @sent;
+for my $round (1 .. 2)
+{
+	# move some data between the samples
+	$mp->query_safe('FETCH 20000 FROM c');
+	my ($bytes) = split /\|/, query($sample_sql);
+	push @sent, $bytes;
+	sleep 1 if $round == 1;
+}
+cmp_ok($sent[1], '>', $sent[0], "counters move: bytes_sent $sent[0] -> $sent[1]");
+$mp->query_safe('COMMIT');
+$mp->quit;
+
+# pg_basebackup watched from another session, through the lab's paths.
+SKIP:
+{
+	skip 'multipath lab needs PG_TEST_EXTRA=mptcp', 6 unless $in_lab;
+
+	my $backup_dir = PostgreSQL::Test::Utils::tempdir;
+	my $h = IPC::Run::start(
+		[
+			MptcpUtils::lab_client(
+				'pg_basebackup', '--pgdata' => "$backup_dir/b",
+				'--checkpoint' => 'fast', '--no-sync',
+				'--wal-method' => 'fetch',
+				'--dbname' => "host=198.18.1.1 port=$port mptcp=require application_name=watched_backup")
+		],
+		'>', \my $bb_out, '2>', \my $bb_err);
+
+	# find the walsender of the backup and sample it while it runs
+	my $walsender = "SELECT pid FROM pg_stat_activity WHERE application_name = 'watched_backup' AND backend_type = 'walsender'";
+	my ($pid, @samples, $subflow_rows);
+	for my $try (1 .. 600)
+	{
+		$pid //= query($walsender) || undef;
+		if (defined $pid)
+		{
+			my $row = query(
+				"SELECT subflows || '|' || bytes_sent FROM pg_stat_mptcp WHERE pid = $pid AND mptcp"
+			);
+			if ($row =~ /^(\d+)\|(\d+)$/ && $1 == $npaths)
+			{
+				push @samples, $2;
+				$subflow_rows = query(
+					"SELECT count(*) || '|' || sum(s.bytes_acked) || '|' || m.bytes_acked FROM pg_stat_mptcp_subflows s JOIN pg_stat_mptcp m USING (pid) WHERE pid = $pid GROUP BY m.bytes_acked"
+				);
+				last if @samples >= 2;
+				sleep 1;
+				next;
+			}
+		}
+		last unless $h->pumpable;
+		usleep(100_000);
+	}
+	$h->finish;
+	is($h->result(0), 0, 'pg_basebackup through the lab succeeds')
+	  or diag $bb_err;
+	is(scalar @samples, 2, "backup seen live with $npaths subflows, twice");
+	cmp_ok($samples[1] // 0, '>', $samples[0] // 0,
+		'backup counters grow between samples');
+	my ($nrows, $sum, $total) = split /\|/, ($subflow_rows // '0|0|0');
+	is($nrows, $npaths, "one subflow row per path");
+	# Compare acknowledged bytes: "sent" at the connection level counts
+	# data handed to the subflows, some still in their send queues.  The
+	# subflows also carry reinjections, and are read a moment apart.
+	cmp_ok($sum, '>=', 0.9 * $total,
+		"subflows' acked bytes add up to the connection's ($sum vs $total)");
+	cmp_ok($sum, '<=', 1.6 * $total + 1_000_000, 'subflows add up to the connection, within reason');
+}
+
+$node->stop;
+done_testing();
