@@ -1,0 +1,291 @@
+
+# Copyright (c) 2025, PostgreSQL Global Development Group
+
+# One connection over several paths: with four equal rate-limited paths
+# between a client and a server namespace, an MPTCP COPY TO and a
+# pg_basebackup finish well under the time one path needs; with one path
+# blackholed in the middle, COPY TO, COPY FROM, pg_basebackup and a
+# streaming standby's catch-up all complete with identical data; once the
+# path is back, the connection uses it again.  Plain TCP over the same lab
+# stalls on a blackholed path.
+#
+# Timing bounds here are wide sanity checks computed from the link rates
+# (like the kernel's simult_flows.sh); the benchmark measures the figures.
+#
+# Runs only with PG_TEST_EXTRA=mptcp, in a private network namespace (see
+# README).
+
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib $FindBin::RealBin;
+use MptcpUtils;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use File::Find;
+use Time::HiRes qw(time usleep);
+
+BEGIN { MptcpUtils::enter_private_netns(); }
+
+MptcpUtils::require_kernel_mptcp();
+MptcpUtils::use_tcp_nodes();
+
+my $npaths = 4;
+my $rate_mbit = 16;
+MptcpUtils::lab_up($npaths, "${rate_mbit}mbit");
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf(
+	'postgresql.conf', q(
+listen_mptcp = on
+listen_addresses = '*'
+wal_keep_size = '1GB'
+));
+$primary->append_conf(
+	'pg_hba.conf', q(
+host all all 198.18.0.0/15 trust
+host replication all 198.18.0.0/15 trust
+));
+$primary->start;
+my $port = $primary->port;
+my $remote = "host=198.18.1.1 port=$port dbname=postgres";
+
+# About 12 MB of COPY text: 6 s on one path, 1.5 s on four.
+my $nrows = 60000;
+$primary->safe_psql(
+	'postgres', qq(
+CREATE EXTENSION mptcpinfo;
+CREATE TABLE t_data (id int PRIMARY KEY, payload text);
+INSERT INTO t_data
+  SELECT g, repeat(md5(g::text), 6) FROM generate_series(1, $nrows) g;
+CREATE TABLE t_in (LIKE t_data);
+));
+my $copy_sql = 'COPY (SELECT * FROM t_data ORDER BY id) TO STDOUT';
+my $checksum_sql =
+  "SELECT count(*) || ':' || md5(string_agg(id || '=' || payload, ',' ORDER BY id)) FROM %s";
+my $expected = $primary->safe_psql('postgres', sprintf($checksum_sql, 't_data'));
+
+my $tempdir = PostgreSQL::Test::Utils::tempdir;
+my $seconds_per_path =
+  sub { my ($bytes) = @_; return $bytes * 8 / ($rate_mbit * 1_000_000); };
+
+# Run a client command in the client namespace in the background.
+sub start_client
+{
+	my ($out, @cmd) = @_;
+	my $err = '';
+	my $h = IPC::Run::start([ MptcpUtils::lab_client(@cmd) ],
+		'>', $out, '2>', \$err);
+	return ($h, \$err);
+}
+
+# Wait (bounded) for a background client, optionally blackholing path
+# $path once it has run for $after seconds.  Returns elapsed seconds.
+sub finish_client
+{
+	my ($h, $what, %opt) = @_;
+	my $start = time;
+	my $holed;
+	while ($h->pumpable && time - $start < 240)
+	{
+		if (defined $opt{blackhole} && !$holed && time - $start >= $opt{after})
+		{
+			MptcpUtils::lab_blackhole($opt{blackhole});
+			$holed = 1;
+		}
+		usleep(20_000);
+		$h->pump_nb;
+	}
+	my $elapsed = time - $start;
+	$h->kill_kill if $h->pumpable;
+	$h->finish;
+	MptcpUtils::lab_restore($opt{blackhole}) if $holed;
+	note sprintf('%s: %.2f s%s', $what, $elapsed,
+		$holed ? ", path $opt{blackhole} blackholed after $opt{after} s" : '');
+	return ($elapsed, $h->result(0), $holed);
+}
+
+# The expected COPY output, for the checksum of what the client received.
+my $copy_expected = $primary->safe_psql('postgres',
+	"SELECT md5(string_agg(id || E'\\t' || payload || E'\\n', '' ORDER BY id)) FROM t_data");
+
+sub file_md5
+{
+	my ($file) = @_;
+	my ($out, $err);
+	IPC::Run::run([ 'md5sum', $file ], '>', \$out, '2>', \$err) or die $err;
+	return (split ' ', $out)[0];
+}
+
+### Aggregation: COPY TO and pg_basebackup over all paths
+
+my $copy_file = "$tempdir/copy.out";
+my ($h) = start_client(
+	$copy_file, 'psql', '-X', '-q', '-d', "$remote mptcp=require",
+	'-c', $copy_sql);
+my ($t, $rc) = finish_client($h, 'COPY TO, 4 paths');
+is($rc, 0, 'COPY TO over MPTCP succeeds');
+is(file_md5($copy_file), $copy_expected, 'COPY TO over MPTCP: data identical');
+my $copy_bytes = -s $copy_file;
+my $one_path = $seconds_per_path->($copy_bytes);
+cmp_ok($t, '<', 0.7 * $one_path,
+	sprintf('COPY TO over 4 paths takes well under one path\'s %.1f s', $one_path));
+
+($h) = start_client(
+	\my $bb_out, 'pg_basebackup', '--pgdata' => "$tempdir/bb1",
+	'--checkpoint' => 'fast', '--no-sync', '--wal-method' => 'fetch',
+	'--dbname' => "$remote mptcp=require");
+($t, $rc) = finish_client($h, 'pg_basebackup, 4 paths');
+is($rc, 0, 'pg_basebackup over MPTCP succeeds');
+command_ok([ 'pg_verifybackup', "$tempdir/bb1" ], 'pg_basebackup over MPTCP: backup verifies');
+my $bb_bytes = 0;
+File::Find::find(sub { $bb_bytes += -s $_ if -f $_ }, "$tempdir/bb1");
+$one_path = $seconds_per_path->($bb_bytes);
+cmp_ok($t, '<', 0.7 * $one_path,
+	sprintf('pg_basebackup over 4 paths takes well under one path\'s %.1f s', $one_path));
+
+### Failover: one path blackholed mid-transfer
+
+# COPY TO, losing path 1: the path of the initial subflow.
+($h) = start_client(
+	$copy_file, 'psql', '-X', '-q', '-d', "$remote mptcp=require",
+	'-c', $copy_sql);
+my $holed;
+($t, $rc, $holed) = finish_client($h, 'COPY TO', blackhole => 1, after => 0.5);
+ok($holed, 'COPY TO: path 1 was blackholed while it ran');
+is($rc, 0, 'COPY TO survives losing a path');
+is(file_md5($copy_file), $copy_expected, 'COPY TO after losing a path: data identical');
+
+# COPY FROM, losing path 2.
+($h) = start_client(
+	\my $cf_out, 'psql', '-X', '-q', '-d', "$remote mptcp=require",
+	'-c', "\\copy t_in FROM '$copy_file'");
+($t, $rc, $holed) = finish_client($h, 'COPY FROM', blackhole => 2, after => 0.5);
+ok($holed, 'COPY FROM: path 2 was blackholed while it ran');
+is($rc, 0, 'COPY FROM survives losing a path');
+is($primary->safe_psql('postgres', sprintf($checksum_sql, 't_in')),
+	$expected, 'COPY FROM after losing a path: data identical');
+
+# pg_basebackup, losing path 3.
+($h) = start_client(
+	\$bb_out, 'pg_basebackup', '--pgdata' => "$tempdir/bb2",
+	'--checkpoint' => 'fast', '--no-sync', '--wal-method' => 'stream',
+	'--dbname' => "$remote mptcp=require");
+($t, $rc, $holed) = finish_client($h, 'pg_basebackup', blackhole => 3, after => 0.5);
+ok($holed, 'pg_basebackup: path 3 was blackholed while it ran');
+is($rc, 0, 'pg_basebackup survives losing a path');
+command_ok([ 'pg_verifybackup', "$tempdir/bb2" ],
+	'pg_basebackup after losing a path: backup verifies');
+
+# A streaming standby in the client namespace, catching up over MPTCP.
+$primary->backup('standby_base');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'standby_base', has_streaming => 1);
+$standby->append_conf(
+	'postgresql.conf', qq(
+primary_conninfo = '$remote mptcp=require application_name=lab_standby'
+listen_addresses = '127.0.0.1'
+));
+
+sub standby_psql
+{
+	my ($sql) = @_;
+	my ($out, $err);
+	IPC::Run::run(
+		[
+			MptcpUtils::lab_client(
+				'psql', '-X', '-At', '-d',
+				'host=127.0.0.1 port=' . $standby->port . ' dbname=postgres',
+				'-c', $sql)
+		],
+		'>', \$out, '2>', \$err);
+	chomp $out if defined $out;
+	return $out // '';
+}
+
+# While the standby is down, the primary writes about 16 MB of WAL.
+$primary->safe_psql('postgres',
+	"INSERT INTO t_data SELECT g, repeat(md5(g::text), 6) FROM generate_series($nrows + 1, 2 * $nrows) g"
+);
+$expected = $primary->safe_psql('postgres', sprintf($checksum_sql, 't_data'));
+my $target_lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
+
+command_ok(
+	[
+		MptcpUtils::lab_client(
+			'pg_ctl', '--pgdata' => $standby->data_dir,
+			'--log' => $standby->logfile, '--wait', 'start')
+	],
+	'standby starts in the client namespace');
+my $start = time;
+my $caught_up;
+my $standby_holed;
+while (time - $start < 240)
+{
+	if (!$standby_holed && time - $start >= 1)
+	{
+		MptcpUtils::lab_blackhole(4);
+		$standby_holed = 1;
+	}
+	$caught_up = standby_psql(
+		"SELECT pg_last_wal_replay_lsn() >= '$target_lsn'::pg_lsn");
+	last if $caught_up eq 't';
+	usleep(200_000);
+}
+note sprintf('standby catch-up: %.2f s, path 4 blackholed after 1 s', time - $start);
+is($caught_up, 't', 'standby catches up while a path is lost');
+is(standby_psql(sprintf($checksum_sql, 't_data')),
+	$expected, 'standby: replicated data identical');
+like(
+	$primary->safe_psql(
+		'postgres',
+		"SELECT m.mptcp FROM pg_stat_mptcp m JOIN pg_stat_replication r USING (pid) WHERE r.application_name = 'lab_standby'"
+	),
+	qr/^t$/,
+	'the standby streams over MPTCP');
+
+# The path comes back: the standby's connection uses it again.
+MptcpUtils::lab_restore(4);
+my $path4_sql =
+  "SELECT coalesce(sum(s.bytes_acked), 0) FROM pg_stat_mptcp_subflows s JOIN pg_stat_replication r USING (pid) "
+  . "WHERE r.application_name = 'lab_standby' AND s.local_addr = '198.18.4.1'";
+my $before = $primary->safe_psql('postgres', $path4_sql);
+my $after = $before;
+$start = time;
+while (time - $start < 120 && $after <= $before + 1_000_000)
+{
+	$primary->safe_psql('postgres',
+		"UPDATE t_data SET payload = upper(payload) WHERE id % 10 = 0");
+	$after = $primary->safe_psql('postgres', $path4_sql);
+}
+cmp_ok($after, '>', $before + 1_000_000,
+	"restored path 4 carries data again ($before -> $after bytes acked)");
+
+command_ok(
+	[
+		MptcpUtils::lab_client(
+			'pg_ctl', '--pgdata' => $standby->data_dir,
+			'--mode' => 'fast', '--wait', 'stop')
+	],
+	'standby stops');
+
+### Plain TCP for contrast: it stalls on the blackholed path.
+
+($h) = start_client(
+	"$tempdir/tcp.out", 'psql', '-X', '-q', '-d', "$remote mptcp=disable",
+	'-c', $copy_sql);
+usleep(500_000);
+MptcpUtils::lab_blackhole(1);
+sleep 1;    # let what was already in flight arrive
+my $size1 = -s "$tempdir/tcp.out" // 0;
+sleep 3;
+my $size2 = -s "$tempdir/tcp.out" // 0;
+is($size2, $size1, "plain TCP stalls while its only path is blackholed ($size1 bytes)");
+MptcpUtils::lab_restore(1);
+$h->kill_kill;
+$h->finish;
+
+$primary->stop;
+done_testing();
