@@ -1,0 +1,177 @@
+# Shared by bench/demo.sh and bench/bench.sh (sourced, not run).
+#
+# They run inside a private user + network namespace (tools/workspace starts
+# them with "unshare -Un ... --keep-caps" as the unprivileged test user), so
+# the lab's links, addresses (198.18.0.0/15) and path manager settings exist
+# only there and vanish with it.  The server runs in that namespace, the
+# clients in the lab's client namespace.
+#
+# Needs: BIN (installed PostgreSQL bin directory), WORK (scratch directory),
+# LAB (src/test/mptcp/lab.sh).
+
+set -euo pipefail
+export PATH="$BIN:$PATH:/usr/sbin:/sbin"
+export PGDATABASE=postgres PGCONNECT_TIMEOUT=10
+unset PGHOST PGPORT PGMPTCP
+
+PGPORT_LAB=5432
+SERVER_ADDR=198.18.1.1
+PGDATA_LAB=$WORK/primary
+STANDBY_DATA=$WORK/standby
+
+say() { printf '==> %s\n' "$*" >&2; }
+now() { date +%s.%N; }
+elapsed() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.3f", e - s }'; }
+
+lab() { bash "$LAB" "$1" "$WORK/lab" "${@:2}"; }
+client() { lab client "$@"; }
+
+# psql on the server side, over its Unix socket
+sql() { psql -X -q -At -h "$WORK" -p "$PGPORT_LAB" -v ON_ERROR_STOP=1 -c "$1"; }
+
+# connection string from the client namespace
+remote() { echo "host=$SERVER_ADDR port=$PGPORT_LAB dbname=postgres mptcp=$1"; }
+
+lab_up() {
+	lab down >/dev/null 2>&1 || true
+	lab up "$1" "$2"
+}
+
+server_init() {
+	rm -rf "$PGDATA_LAB"
+	initdb -D "$PGDATA_LAB" -A trust -U postgres --no-sync >/dev/null
+	cat >>"$PGDATA_LAB/postgresql.conf" <<-EOF
+	listen_addresses = '*'
+	port = $PGPORT_LAB
+	unix_socket_directories = '$WORK'
+	listen_mptcp = on
+	max_wal_senders = 10
+	wal_keep_size = '2GB'
+	fsync = off
+	synchronous_commit = off
+	full_page_writes = off
+	EOF
+	cat >>"$PGDATA_LAB/pg_hba.conf" <<-EOF
+	host all all 198.18.0.0/15 trust
+	host replication all 198.18.0.0/15 trust
+	EOF
+}
+
+server_start() {
+	pg_ctl -D "$PGDATA_LAB" -l "$WORK/primary.log" -w -o "-c listen_mptcp=${1:-on}" start >/dev/null
+	export PGUSER=postgres
+}
+
+server_stop() {
+	pg_ctl -D "$PGDATA_LAB" -w -m fast stop >/dev/null 2>&1 || true
+}
+
+standby_stop() {
+	[ -f "$STANDBY_DATA/postmaster.pid" ] &&
+		client pg_ctl -D "$STANDBY_DATA" -w -m immediate stop >/dev/null 2>&1 || true
+}
+
+cleanup() {
+	standby_stop
+	server_stop
+	lab down >/dev/null 2>&1 || true
+}
+
+# Workloads, run from the client namespace; each prints its elapsed
+# seconds on stdout and checks what it transferred.
+
+copy_to() {
+	local mode=$1 start rows
+	start=$(now)
+	client psql -X -q -d "$(remote "$mode")" -c 'COPY t_bench TO STDOUT' >"$WORK/copy.out"
+	elapsed "$start"
+	rows=$(wc -l <"$WORK/copy.out")
+	[ "$rows" -eq "$BENCH_ROWS" ] || { say "COPY TO: $rows rows, expected $BENCH_ROWS"; return 1; }
+}
+
+copy_from() {
+	local mode=$1 start rows
+	[ -s "$WORK/copy.out" ] || copy_to disable >/dev/null
+	sql 'TRUNCATE t_in'
+	start=$(now)
+	client psql -X -q -d "$(remote "$mode")" -c "\\copy t_in FROM '$WORK/copy.out'"
+	elapsed "$start"
+	rows=$(sql 'SELECT count(*) FROM t_in')
+	[ "$rows" -eq "$BENCH_ROWS" ] || { say "COPY FROM: $rows rows, expected $BENCH_ROWS"; return 1; }
+}
+
+basebackup() {
+	local mode=$1 start
+	rm -rf "$WORK/bb"
+	start=$(now)
+	client pg_basebackup -D "$WORK/bb" -X fetch --checkpoint=fast --no-sync \
+		-d "$(remote "$mode") application_name=bench_backup"
+	elapsed "$start"
+	pg_verifybackup -q "$WORK/bb" || { say "pg_basebackup: backup does not verify"; return 1; }
+	rm -rf "$WORK/bb"
+}
+
+# A standby in the client namespace, connected and up to date, then a
+# burst of WAL on the primary (a copy of t_bench, about 25 MB for 100000
+# rows): the time from the start of the burst until the standby has
+# replayed it.
+standby_prepare() {
+	standby_stop
+	rm -rf "$STANDBY_DATA"
+	client pg_basebackup -D "$STANDBY_DATA" -X stream --checkpoint=fast --no-sync \
+		-d "$(remote disable)"
+	cat >>"$STANDBY_DATA/postgresql.conf" <<-EOF
+	listen_addresses = '127.0.0.1'
+	unix_socket_directories = '$WORK/standby_sock'
+	port = 5433
+	EOF
+	mkdir -p "$WORK/standby_sock"
+	touch "$STANDBY_DATA/standby.signal"
+}
+
+wait_replayed() {
+	local ok
+	for _ in $(seq 3000); do
+		ok=$(client psql -X -At -h "$WORK/standby_sock" -p 5433 -U postgres \
+			-c "SELECT pg_last_wal_replay_lsn() >= '$1'::pg_lsn" 2>/dev/null || true)
+		[ "$ok" = t ] && return 0
+		sleep 0.05
+	done
+	say "standby did not catch up"
+	return 1
+}
+
+# Start the standby with primary_conninfo mptcp=$1; wait until it has
+# replayed up to LSN $2.
+standby_run_until() {
+	echo "primary_conninfo = '$(remote "$1") application_name=bench_standby'" \
+		>>"$STANDBY_DATA/postgresql.conf"
+	client pg_ctl -D "$STANDBY_DATA" -l "$WORK/standby.log" -w start >/dev/null
+	wait_replayed "$2"
+}
+
+catchup() {
+	local mode=$1 start target
+	standby_stop
+	standby_run_until "$mode" "$(sql 'SELECT pg_current_wal_flush_lsn()')"
+	start=$(now)
+	# copying rows is much faster than the paths, so this measures them
+	sql "INSERT INTO t_wal SELECT * FROM t_bench"
+	target=$(sql 'SELECT pg_current_wal_flush_lsn()')
+	wait_replayed "$target"
+	elapsed "$start"
+	standby_stop
+	sql 'TRUNCATE t_wal'
+}
+
+load_data() {
+	sql "SET client_min_messages = warning;
+		DROP TABLE IF EXISTS t_bench, t_in, t_wal;
+		CREATE TABLE t_bench AS
+		  SELECT g AS id, repeat(md5(g::text), 6) AS payload
+		  FROM generate_series(1, $BENCH_ROWS) g;
+		CREATE TABLE t_in (LIKE t_bench);
+		CREATE TABLE t_wal (LIKE t_bench);
+		CREATE EXTENSION IF NOT EXISTS mptcpinfo;
+		CHECKPOINT"
+}
