@@ -55,6 +55,11 @@ done
 standby_stop
 lab down
 
+if [ "${BENCH_COSTS:-1}" = 0 ]; then
+	python3 "$(dirname "$0")/report.py" "$OUT" >/dev/null
+	exit 0
+fi
+
 # Costs on an unshaped path: loopback in the server namespace.
 say "costs: pgbench on loopback, $PGBENCH_SECONDS s per figure"
 echo "figure,round,value" >"$costs"
@@ -78,6 +83,28 @@ for round in $(seq "$RUNS"); do
 		say "  round $round: connection setup, mptcp=$mode: $v ms"
 	done
 done
+# The cost of the monitoring view with 100 MPTCP clients connected.
+say "costs: SELECT * FROM pg_stat_mptcp with 100 MPTCP clients"
+for i in $(seq 100); do
+	PGMPTCP=require psql -X -q -h 127.0.0.1 -p "$PGPORT_LAB" -c 'SELECT pg_sleep(120)' >/dev/null 2>&1 &
+done
+for _ in $(seq 200); do
+	[ "$(sql "SELECT count(*) FROM pg_stat_mptcp WHERE mptcp")" -ge 100 ] && break
+	sleep 0.1
+done
+echo 'SELECT * FROM pg_stat_mptcp;' >"$WORK/view.sql"
+echo 'SELECT * FROM pg_stat_mptcp_subflows;' >"$WORK/subflows.sql"
+echo 'SELECT * FROM pg_stat_activity;' >"$WORK/activity.sql"
+for round in $(seq "$RUNS"); do
+	for q in view subflows activity; do
+		v=$(pgbench -n -f "$WORK/$q.sql" -c 1 -T 5 -h "$WORK" -p "$PGPORT_LAB" postgres 2>/dev/null |
+			sed -n 's/^latency average = \([0-9.]*\) ms/\1/p')
+		echo "${q}_ms_100_clients,$round,$v" >>"$costs"
+		say "  round $round: SELECT * FROM $q (100 MPTCP clients): $v ms"
+	done
+done
+sql "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(120)%'" >/dev/null
+wait
 say "raw figures in $OUT"
 python3 "$(dirname "$0")/report.py" "$OUT" >/dev/null
 say "table: $OUT/results.md, plot: $OUT/speedup.svg"

@@ -50,6 +50,8 @@ server_init() {
 	fsync = off
 	synchronous_commit = off
 	full_page_writes = off
+	autovacuum = off
+	max_connections = 200
 	EOF
 	cat >>"$PGDATA_LAB/pg_hba.conf" <<-EOF
 	host all all 198.18.0.0/15 trust
@@ -103,6 +105,8 @@ copy_from() {
 basebackup() {
 	local mode=$1 start
 	rm -rf "$WORK/bb"
+	# start in a fresh WAL segment, so that every backup carries as much WAL
+	sql 'SELECT pg_switch_wal()' >/dev/null
 	start=$(now)
 	client pg_basebackup -D "$WORK/bb" -X fetch --checkpoint=fast --no-sync \
 		-d "$(remote "$mode") application_name=bench_backup"

@@ -121,7 +121,7 @@ def main():
             if r["value"]:
                 by[r["figure"]].append(float(r["value"]))
         med = {k: statistics.median(v) for k, v in by.items()}
-        md += ["", "## Costs on an unshaped path (loopback, pgbench -S, 4 clients)", "",
+        md += ["", "## Costs on an unshaped path (loopback; pgbench -S with 4 clients)", "",
                "| figure | median | runs |", "|---|---:|---:|"]
         names = {
             "tcp_clients_listen_off": "TPS, plain TCP clients, listen_mptcp = off",
@@ -129,6 +129,9 @@ def main():
             "mptcp_clients": "TPS, MPTCP clients (listen_mptcp = on)",
             "connect_ms_disable": "connection setup ms, plain TCP (pgbench -C)",
             "connect_ms_require": "connection setup ms, MPTCP (pgbench -C)",
+            "view_ms_100_clients": "ms per SELECT * FROM pg_stat_mptcp, 100 MPTCP clients",
+            "subflows_ms_100_clients": "ms per SELECT * FROM pg_stat_mptcp_subflows, 100 MPTCP clients",
+            "activity_ms_100_clients": "ms per SELECT * FROM pg_stat_activity (reference), same",
         }
         for k, label in names.items():
             if k in med:

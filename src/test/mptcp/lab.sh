@@ -17,8 +17,12 @@
 # cv<i>.  The server signals 198.18.i.1 for i >= 2 (MPTCP ADD_ADDR); a
 # client connecting to 198.18.1.1 opens one subflow per path.
 #
+# With "ports" after RATE, there is one link instead, and the extra paths
+# are extra ports of the server's address (signal endpoints 198.18.1.1
+# port 40000+i): the recipe for hosts with a single address.
+#
 # Usage:
-#   lab.sh up DIR NPATHS [RATE]      RATE like 100mbit; none = unshaped
+#   lab.sh up DIR NPATHS [RATE [ports]]  RATE like 100mbit; none = unshaped
 #   lab.sh client DIR CMD [ARG...]   run CMD in the client namespace
 #   lab.sh blackhole DIR I           drop everything on path I, both ways
 #   lab.sh restore DIR I             bring path I back
@@ -57,12 +61,12 @@ case $cmd in
 up)
 	n=${3:-}
 	rate=${4:-none}
+	ports=${5:-}
 	[[ "$n" =~ ^[1-8]$ ]] || die "NPATHS must be 1 to 8"
 	command -v nsenter >/dev/null || die "nsenter (util-linux) is needed"
 	ip link set lo up 2>/dev/null || die "no CAP_NET_ADMIN here: run inside 'unshare -Un --map-user=\$(id -u) --keep-caps' or as root in a namespace"
 	mkdir -p "$dir"
 	echo "$rate" >"$dir/rate"
-	echo "$n" >"$dir/paths"
 	unshare -n sleep "${LAB_LIFETIME:-1800}" </dev/null >/dev/null 2>&1 &
 	echo $! >"$dir/holder.pid"
 	# wait (bounded) until the holder is in its own namespace
@@ -74,7 +78,10 @@ up)
 	ip mptcp limits set subflows 8 add_addr_accepted 0
 	ip mptcp endpoint flush
 	in_client ip mptcp limits set subflows $((n - 1)) add_addr_accepted $((n - 1))
-	for i in $(seq "$n"); do
+	links=$n
+	[ "$ports" = ports ] && links=1
+	echo "$links" >"$dir/paths"
+	for i in $(seq "$links"); do
 		ip link add "sv$i" type veth peer name "cv$i" netns "$(holder)"
 		ip addr add "198.18.$i.1/24" dev "sv$i"
 		ip link set "sv$i" up
@@ -85,6 +92,11 @@ up)
 			ip mptcp endpoint add "198.18.$i.1" dev "sv$i" signal
 		fi
 	done
+	if [ "$ports" = ports ]; then
+		for i in $(seq 2 "$n"); do
+			ip mptcp endpoint add 198.18.1.1 dev sv1 port $((40000 + i)) signal
+		done
+	fi
 	;;
 client)
 	shift 2

@@ -204,7 +204,8 @@ lab_restore(I), lab_down()
 A multipath lab inside the private network namespace, built by lab.sh
 (see there): NPATHS veth paths between this namespace (the server,
 198.18.1.1 and signalled 198.18.I.1) and a client namespace, each limited
-to RATE (e.g. '50mbit') or unshaped (undef).  lab_client() returns the
+to RATE (e.g. '50mbit') or unshaped (undef); with PORTS true, one link and
+NPATHS - 1 extra signalled ports 40000+I of 198.18.1.1 instead.  lab_client() returns the
 command line that runs CMD in the client namespace.  The lab is removed at
 exit, even after a failure.
 
@@ -215,12 +216,16 @@ my $lab_script = Cwd::abs_path(File::Basename::dirname(__FILE__) . "/../lab.sh")
 
 sub lab_up
 {
-	my ($npaths, $rate) = @_;
+	my ($npaths, $rate, $ports) = @_;
 	die "lab_up outside the private network namespace"
 	  unless $ENV{PG_MPTCP_IN_NETNS};
 	$lab_dir //= PostgreSQL::Test::Utils::tempdir('lab');
 	my ($stdout, $stderr);
-	IPC::Run::run([ 'bash', $lab_script, 'up', $lab_dir, $npaths, $rate // 'none' ],
+	IPC::Run::run(
+		[
+			'bash', $lab_script, 'up', $lab_dir, $npaths, $rate // 'none',
+			$ports ? 'ports' : ()
+		],
 		'>', \$stdout, '2>', \$stderr)
 	  or die "lab.sh up failed: $stderr";
 	return;
