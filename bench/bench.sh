@@ -43,8 +43,12 @@ for n in $PATHS_LIST; do
 		first=
 	fi
 	for run in $(seq "$RUNS"); do
+		# alternate which mode goes first, so that neither always
+		# inherits what the previous workload left behind
+		order="disable require"
+		[ $((run % 2)) -eq 0 ] && order="require disable"
 		for w in $WORKLOADS; do
-			for mode in disable require; do
+			for mode in $order; do
 				s=$($w $mode)
 				echo "$w,$n,$mode,$run,$s" >>"$raw"
 				say "  $n paths, run $run: $w over $([ $mode = disable ] && echo TCP || echo MPTCP): $s s"

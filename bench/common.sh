@@ -158,6 +158,9 @@ catchup() {
 	local mode=$1 start target
 	standby_stop
 	standby_run_until "$mode" "$(sql 'SELECT pg_current_wal_flush_lsn()')"
+	# let both sides finish their checkpoints before the timed part
+	sql 'CHECKPOINT'
+	client psql -X -q -h "$WORK/standby_sock" -p 5433 -U postgres -c 'CHECKPOINT'
 	start=$(now)
 	# copying rows is much faster than the paths, so this measures them
 	sql "INSERT INTO t_wal SELECT * FROM t_bench"
