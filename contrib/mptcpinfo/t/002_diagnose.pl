@@ -248,5 +248,18 @@ is( standby_query(
 	'standby: the subflow on the backup path is a backup (remote priority)');
 
 $standby->stop;
+
+# MPTCP turned off in the namespace: the views still answer, without error.
+MptcpUtils::set_sysctl('net.mptcp.enabled', 0);
+is( query(
+		q{SELECT (SELECT setting FROM pg_mptcp_settings WHERE name = 'net.mptcp.enabled')
+		  || '|' || (SELECT count(*) FROM pg_mptcp_endpoints)
+		  || '|' || (SELECT count(*) > 0 FROM pg_stat_mptcp_counters)
+		  || '|' || (SELECT count(*) FROM pg_stat_mptcp WHERE mptcp)
+		  || '|' || (SELECT count(*) FROM pg_stat_mptcp_subflows)}),
+	'0|3|true|0|0',
+	'net.mptcp.enabled = 0: the views answer');
+MptcpUtils::set_sysctl('net.mptcp.enabled', 1);
+
 $node->stop;
 done_testing();
