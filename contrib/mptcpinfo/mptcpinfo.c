@@ -196,6 +196,7 @@ typedef struct MptcpConn
 {
 	SockEnds	ends;
 	uint64		inode;			/* of the socket, to find a walreceiver's */
+	int			walrcv_pid;		/* the walreceiver that holds it, or 0 */
 	MptcpInfo	info;
 	size_t		info_len;		/* how much of info the kernel filled */
 } MptcpConn;
@@ -534,6 +535,41 @@ sock_diag_dump(DiagResult *res, int family, int protocol, uint32 states)
 #endif							/* USE_MPTCP */
 
 /*
+ * The walreceivers are clients, not servers: find the MPTCP connection each
+ * one holds by the inode of its socket, as /proc/PID/fd names it.
+ */
+static void
+mark_walreceiver_conns(DiagResult *res)
+{
+	int			num_backends = pgstat_fetch_stat_numbackends();
+
+	for (int i = 1; i <= num_backends && res->conns != NIL; i++)
+	{
+		PgBackendStatus *beentry =
+			&pgstat_get_local_beentry_by_index(i)->backendStatus;
+		uint64		inodes[MAX_WALRCV_SOCKETS];
+		int			n;
+		ListCell   *lc;
+
+		if (beentry->st_procpid == 0 ||
+			beentry->st_backendType != B_WAL_RECEIVER)
+			continue;
+		n = mptcp_proc_socket_inodes(beentry->st_procpid, inodes,
+									 lengthof(inodes));
+		foreach(lc, res->conns)
+		{
+			MptcpConn  *c = lfirst(lc);
+
+			for (int j = 0; j < n; j++)
+			{
+				if (c->inode != 0 && c->inode == inodes[j])
+					c->walrcv_pid = beentry->st_procpid;
+			}
+		}
+	}
+}
+
+/*
  * Read the kernel's MPTCP connections, MPTCP subflows and listening TCP
  * sockets, as "what" (READ_*) asks.  A kernel without MPTCP simply has
  * none.
@@ -567,6 +603,8 @@ read_kernel(int what)
 			elog(DEBUG1, "could not read TCP socket diagnostics: %m");
 	}
 #endif
+	if (what & READ_CONNS)
+		mark_walreceiver_conns(res);
 	return res;
 }
 
@@ -592,33 +630,6 @@ walreceiver_on_tcp(PgBackendStatus *beentry)
 }
 
 /*
- * A walreceiver's MPTCP connection to its upstream server: the one whose
- * socket the process has open.
- */
-static MptcpConn *
-find_walreceiver_conn(DiagResult *res, PgBackendStatus *beentry)
-{
-	uint64		inodes[MAX_WALRCV_SOCKETS];
-	int			n;
-	ListCell   *lc;
-
-	if (beentry->st_backendType != B_WAL_RECEIVER || res->conns == NIL)
-		return NULL;
-	n = mptcp_proc_socket_inodes(beentry->st_procpid, inodes, lengthof(inodes));
-	foreach(lc, res->conns)
-	{
-		MptcpConn  *c = lfirst(lc);
-
-		for (int i = 0; i < n; i++)
-		{
-			if (c->inode != 0 && c->inode == inodes[i])
-				return c;
-		}
-	}
-	return NULL;
-}
-
-/*
  * The kernel's MPTCP connection of a backend's client socket, or of a
  * walreceiver's socket, if any.
  */
@@ -630,7 +641,17 @@ find_conn(DiagResult *res, PgBackendStatus *beentry)
 	ListCell   *lc;
 
 	if (!backend_client(beentry, addr, &port))
-		return find_walreceiver_conn(res, beentry);
+	{
+		/* a walreceiver's own connection, see mark_walreceiver_conns() */
+		foreach(lc, res->conns)
+		{
+			MptcpConn  *c = lfirst(lc);
+
+			if (c->walrcv_pid != 0 && c->walrcv_pid == beentry->st_procpid)
+				return c;
+		}
+		return NULL;
+	}
 	foreach(lc, res->conns)
 	{
 		MptcpConn  *c = lfirst(lc);
@@ -666,7 +687,7 @@ for_each_tcp_backend(DiagResult *res, ReturnSetInfo *rsinfo, BackendCallback cb)
 			continue;
 		if (!backend_client(beentry, addr, &port) &&
 			!walreceiver_on_tcp(beentry) &&
-			find_walreceiver_conn(res, beentry) == NULL)
+			find_conn(res, beentry) == NULL)
 			continue;
 		cb(beentry, HAS_PGSTAT_PERMISSIONS(beentry->st_userid), res, rsinfo);
 	}
@@ -834,9 +855,8 @@ endpoint_addr_datum(const MptcpEndpoint *ep)
 }
 
 static void
-emit_endpoints(List *endpoints, ReturnSetInfo *rsinfo)
+emit_endpoints(List *endpoints, DiagResult *listeners, ReturnSetInfo *rsinfo)
 {
-	DiagResult *listeners = NULL;
 	ListCell   *lc;
 
 	foreach(lc, endpoints)
@@ -859,12 +879,7 @@ emit_endpoints(List *endpoints, ReturnSetInfo *rsinfo)
 		COL(true, BoolGetDatum((ep->flags & MPTCP_ENDP_BACKUP) != 0));
 		COL(true, BoolGetDatum((ep->flags & MPTCP_ENDP_FULLMESH) != 0));
 		if ((ep->flags & MPTCP_ENDP_SIGNAL) && known)
-		{
-			/* the listening sockets are read once, when first needed */
-			if (listeners == NULL && ep->port == 0)
-				listeners = read_kernel(READ_LISTENERS);
 			COL(true, BoolGetDatum(endpoint_accepts_joins(ep, listeners)));
-		}
 		else
 			COL(false, (Datum) 0);	/* does not apply */
 		Assert(i == NUM_ENDPOINT_COLS);
@@ -925,11 +940,9 @@ emit_setting(ReturnSetInfo *rsinfo, const char *name, const char *setting,
 }
 
 static void
-emit_settings(List *sysctls, ReturnSetInfo *rsinfo)
+emit_settings(List *sysctls, const uint32 *limits, ReturnSetInfo *rsinfo)
 {
 	ListCell   *lc;
-	uint32		subflows,
-				add_addr_accepted;
 
 	foreach(lc, sysctls)
 	{
@@ -944,14 +957,14 @@ emit_settings(List *sysctls, ReturnSetInfo *rsinfo)
 		emit_setting(rsinfo, item->name, item->value, description);
 	}
 
-	if (mptcp_pm_limits(&subflows, &add_addr_accepted))
+	if (limits != NULL)
 	{
 		char		buf[16];
 
-		snprintf(buf, sizeof(buf), "%u", subflows);
+		snprintf(buf, sizeof(buf), "%u", limits[0]);
 		emit_setting(rsinfo, "limits.subflows", buf,
 					 "Most additional subflows per connection (ip mptcp limits)");
-		snprintf(buf, sizeof(buf), "%u", add_addr_accepted);
+		snprintf(buf, sizeof(buf), "%u", limits[1]);
 		emit_setting(rsinfo, "limits.add_addr_accepted", buf,
 					 "Most addresses announced by the peer that a connection uses (ip mptcp limits)");
 	}
@@ -1024,10 +1037,26 @@ pg_mptcp_get_endpoints(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	List	   *endpoints = NIL;
+	DiagResult *listeners = NULL;
+	ListCell   *lc;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (mptcp_pm_endpoints(&endpoints))
-		emit_endpoints(endpoints, rsinfo);
+	if (!mptcp_pm_endpoints(&endpoints))
+		return (Datum) 0;
+	/* the listening sockets matter for signal endpoints without a port */
+	foreach(lc, endpoints)
+	{
+		MptcpEndpoint *ep = lfirst(lc);
+
+		if ((ep->flags & MPTCP_ENDP_SIGNAL) && ep->port == 0)
+		{
+			listeners = read_kernel(READ_LISTENERS);
+			break;
+		}
+	}
+	if (listeners == NULL)
+		listeners = palloc0(sizeof(DiagResult));
+	emit_endpoints(endpoints, listeners, rsinfo);
 	return (Datum) 0;
 }
 
@@ -1036,9 +1065,15 @@ Datum
 pg_mptcp_get_settings(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	uint32		limits[2];
+	List	   *sysctls;
 
 	InitMaterializedSRF(fcinfo, 0);
-	emit_settings(mptcp_proc_sysctls(), rsinfo);
+	sysctls = mptcp_proc_sysctls();
+	if (mptcp_pm_limits(&limits[0], &limits[1]))
+		emit_settings(sysctls, limits, rsinfo);
+	else
+		emit_settings(sysctls, NULL, rsinfo);
 	return (Datum) 0;
 }
 
