@@ -10,6 +10,16 @@
  * the token of the connection it belongs to.  Connections are matched to
  * backends by the client's address and port, as in pg_stat_activity.
  *
+ * The walreceiver of a standby is a client, not a server: its connection
+ * to the upstream server is found by the inode of its socket, which
+ * /proc/PID/fd names (see mptcp_proc.c).
+ *
+ * The path manager's endpoints (mptcp_pm.c, generic netlink), the
+ * namespace's MPTCP sysctls and counters (mptcp_proc.c, procfs) explain
+ * what the connections do; pg_mptcp_endpoints also asks sock_diag for the
+ * server's listening sockets to tell whether joins to an endpoint can
+ * succeed.
+ *
  * Reading the kernel's tables this way costs the querying backend a few
  * netlink round trips and costs the other backends nothing: they are not
  * signalled, and no state is kept in shared memory.  (Asking each backend
@@ -33,13 +43,18 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <net/if.h>
 
 #include "catalog/pg_authid.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "libpq/mptcp.h"
 #include "miscadmin.h"
+#include "mptcp_pm.h"
+#include "mptcp_proc.h"
 #include "postmaster/postmaster.h"
+#include "replication/walreceiver.h"
+#include "storage/spin.h"
 #include "utils/acl.h"
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
@@ -62,6 +77,10 @@ PG_MODULE_MAGIC_EXT(
 
 PG_FUNCTION_INFO_V1(pg_stat_get_mptcp);
 PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_subflows);
+PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_subflows_1_1);
+PG_FUNCTION_INFO_V1(pg_mptcp_get_endpoints);
+PG_FUNCTION_INFO_V1(pg_mptcp_get_settings);
+PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_counters);
 
 #define HAS_PGSTAT_PERMISSIONS(role) \
 	(has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS) || \
@@ -176,6 +195,8 @@ typedef struct SockEnds
 typedef struct MptcpConn
 {
 	SockEnds	ends;
+	uint64		inode;			/* of the socket, to find a walreceiver's */
+	int			walrcv_pid;		/* the walreceiver that holds it, or 0 */
 	MptcpInfo	info;
 	size_t		info_len;		/* how much of info the kernel filled */
 } MptcpConn;
@@ -184,19 +205,45 @@ typedef struct Subflow
 {
 	SockEnds	ends;
 	uint32		token;
+	uint32		flags;			/* MPTCP_SUBFLOW_FLAG_* of the ULP info */
 	uint8		state;
 	TcpInfo		info;
 	size_t		info_len;
 } Subflow;
 
+/* a listening TCP socket */
+typedef struct MptcpListener
+{
+	SockEnds	ends;
+	bool		mptcp;			/* the subflow listener of an MPTCP socket */
+	bool		v6only;
+} MptcpListener;
+
 typedef struct DiagResult
 {
 	List	   *conns;			/* MptcpConn * */
 	List	   *subflows;		/* Subflow * */
+	List	   *listeners;		/* MptcpListener * */
 } DiagResult;
 
+/* what read_kernel() is to read */
+#define READ_CONNS		0x1
+#define READ_SUBFLOWS	0x2
+#define READ_LISTENERS	0x4
+
 #define NUM_MPTCP_COLS 23
-#define NUM_SUBFLOW_COLS 16
+#define NUM_SUBFLOW_COLS_V1_0 16
+#define NUM_SUBFLOW_COLS 17
+#define NUM_ENDPOINT_COLS 9
+#define NUM_SETTING_COLS 3
+#define NUM_COUNTER_COLS 2
+
+/* a walreceiver's sockets: it has its connection and a few others */
+#define MAX_WALRCV_SOCKETS 64
+
+/* the kernel's MPTCP_SUBFLOW_FLAG_BKUP_REM and _BKUP_LOC */
+#define SUBFLOW_FLAG_BKUP_REM (1 << 4)
+#define SUBFLOW_FLAG_BKUP_LOC (1 << 5)
 
 static void
 addr_to_mapped(int family, const void *addr, uint8 *out)
@@ -276,9 +323,14 @@ uint64_numeric(uint64 v)
 #define ULP_INFO_NAME 1			/* INET_ULP_INFO_NAME */
 #define ULP_INFO_MPTCP 3		/* INET_ULP_INFO_MPTCP */
 #define SUBFLOW_ATTR_TOKEN_LOC 2	/* MPTCP_SUBFLOW_ATTR_TOKEN_LOC */
+#define SUBFLOW_ATTR_FLAGS 8	/* MPTCP_SUBFLOW_ATTR_FLAGS */
+#ifndef INET_DIAG_SKV6ONLY
+#define INET_DIAG_SKV6ONLY 11
+#endif
 
 #define TCP_STATE_LISTEN 10
 #define TCP_STATES_BUT_LISTEN (((1 << 12) - 1) & ~(1 << TCP_STATE_LISTEN))
+#define TCP_STATES_LISTEN (1 << TCP_STATE_LISTEN)
 
 static void
 fill_ends(const struct inet_diag_msg *msg, SockEnds *ends)
@@ -290,9 +342,13 @@ fill_ends(const struct inet_diag_msg *msg, SockEnds *ends)
 	ends->remote_port = ntohs(msg->id.idiag_dport);
 }
 
-/* The MPTCP token in a subflow's ULP info, or 0 if it is not a subflow */
-static uint32
-subflow_token(struct rtattr *ulp)
+/*
+ * The MPTCP ULP info of a TCP socket: whether it is an MPTCP subflow (or
+ * subflow listener), and its connection's token (0 for a listener) and
+ * subflow flags.
+ */
+static bool
+parse_ulp(struct rtattr *ulp, uint32 *token, uint32 *flags)
 {
 	struct rtattr *a;
 	int			len = RTA_PAYLOAD(ulp);
@@ -309,13 +365,16 @@ subflow_token(struct rtattr *ulp)
 
 			for (s = RTA_DATA(a); RTA_OK(s, slen); s = RTA_NEXT(s, slen))
 			{
-				if ((s->rta_type & NLA_TYPE_MASK) == SUBFLOW_ATTR_TOKEN_LOC &&
-					RTA_PAYLOAD(s) >= sizeof(uint32))
-					return *(uint32 *) RTA_DATA(s);
+				if (RTA_PAYLOAD(s) < sizeof(uint32))
+					continue;
+				if ((s->rta_type & NLA_TYPE_MASK) == SUBFLOW_ATTR_TOKEN_LOC)
+					*token = *(uint32 *) RTA_DATA(s);
+				else if ((s->rta_type & NLA_TYPE_MASK) == SUBFLOW_ATTR_FLAGS)
+					*flags = *(uint32 *) RTA_DATA(s);
 			}
 		}
 	}
-	return 0;
+	return is_mptcp;
 }
 
 static void
@@ -326,6 +385,9 @@ add_socket(DiagResult *res, int protocol, const struct inet_diag_msg *msg,
 	const void *info = NULL;
 	size_t		info_len = 0;
 	uint32		token = 0;
+	uint32		flags = 0;
+	bool		is_mptcp = false;
+	bool		v6only = false;
 
 	for (a = (struct rtattr *) (msg + 1); RTA_OK(a, attrlen); a = RTA_NEXT(a, attrlen))
 	{
@@ -335,14 +397,27 @@ add_socket(DiagResult *res, int protocol, const struct inet_diag_msg *msg,
 			info_len = RTA_PAYLOAD(a);
 		}
 		else if ((a->rta_type & NLA_TYPE_MASK) == INET_DIAG_ULP_INFO)
-			token = subflow_token(a);
+			is_mptcp = parse_ulp(a, &token, &flags);
+		else if ((a->rta_type & NLA_TYPE_MASK) == INET_DIAG_SKV6ONLY &&
+				 RTA_PAYLOAD(a) >= 1)
+			v6only = *(uint8 *) RTA_DATA(a) != 0;
 	}
 
-	if (protocol == IPPROTO_MPTCP)
+	if (msg->idiag_state == TCP_STATE_LISTEN)
+	{
+		MptcpListener *l = palloc0(sizeof(MptcpListener));
+
+		fill_ends(msg, &l->ends);
+		l->mptcp = is_mptcp;
+		l->v6only = v6only;
+		res->listeners = lappend(res->listeners, l);
+	}
+	else if (protocol == IPPROTO_MPTCP)
 	{
 		MptcpConn  *c = palloc0(sizeof(MptcpConn));
 
 		fill_ends(msg, &c->ends);
+		c->inode = msg->idiag_inode;
 		c->info_len = Min(info_len, sizeof(MptcpInfo));
 		if (info)
 			memcpy(&c->info, info, c->info_len);
@@ -354,6 +429,7 @@ add_socket(DiagResult *res, int protocol, const struct inet_diag_msg *msg,
 
 		fill_ends(msg, &s->ends);
 		s->token = token;
+		s->flags = flags;
 		s->state = msg->idiag_state;
 		s->info_len = Min(info_len, sizeof(TcpInfo));
 		if (info)
@@ -363,11 +439,12 @@ add_socket(DiagResult *res, int protocol, const struct inet_diag_msg *msg,
 }
 
 /*
- * Dump the kernel's sockets of one family and protocol into res.  Returns
- * false with errno set if the kernel cannot answer.
+ * Dump the kernel's sockets of one family and protocol in the given TCP
+ * states into res.  Returns false with errno set if the kernel cannot
+ * answer.
  */
 static bool
-sock_diag_dump(DiagResult *res, int family, int protocol)
+sock_diag_dump(DiagResult *res, int family, int protocol, uint32 states)
 {
 	struct
 	{
@@ -395,7 +472,7 @@ sock_diag_dump(DiagResult *res, int family, int protocol)
 	request.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	request.req.sdiag_family = family;
 	request.req.sdiag_protocol = IPPROTO_TCP;
-	request.req.idiag_states = TCP_STATES_BUT_LISTEN;
+	request.req.idiag_states = states;
 	request.req.idiag_ext = 1 << (INET_DIAG_INFO - 1);
 	if (protocol == IPPROTO_MPTCP)
 	{
@@ -458,11 +535,47 @@ sock_diag_dump(DiagResult *res, int family, int protocol)
 #endif							/* USE_MPTCP */
 
 /*
- * Read the kernel's MPTCP connections and, if wanted, all MPTCP subflows.
- * A kernel without MPTCP simply has none.
+ * The walreceivers are clients, not servers: find the MPTCP connection each
+ * one holds by the inode of its socket, as /proc/PID/fd names it.
+ */
+static void
+mark_walreceiver_conns(DiagResult *res)
+{
+	int			num_backends = pgstat_fetch_stat_numbackends();
+
+	for (int i = 1; i <= num_backends && res->conns != NIL; i++)
+	{
+		PgBackendStatus *beentry =
+			&pgstat_get_local_beentry_by_index(i)->backendStatus;
+		uint64		inodes[MAX_WALRCV_SOCKETS];
+		int			n;
+		ListCell   *lc;
+
+		if (beentry->st_procpid == 0 ||
+			beentry->st_backendType != B_WAL_RECEIVER)
+			continue;
+		n = mptcp_proc_socket_inodes(beentry->st_procpid, inodes,
+									 lengthof(inodes));
+		foreach(lc, res->conns)
+		{
+			MptcpConn  *c = lfirst(lc);
+
+			for (int j = 0; j < n; j++)
+			{
+				if (c->inode != 0 && c->inode == inodes[j])
+					c->walrcv_pid = beentry->st_procpid;
+			}
+		}
+	}
+}
+
+/*
+ * Read the kernel's MPTCP connections, MPTCP subflows and listening TCP
+ * sockets, as "what" (READ_*) asks.  A kernel without MPTCP simply has
+ * none.
  */
 static DiagResult *
-read_kernel(bool want_subflows)
+read_kernel(int what)
 {
 	DiagResult *res = palloc0(sizeof(DiagResult));
 
@@ -471,7 +584,8 @@ read_kernel(bool want_subflows)
 
 	for (int i = 0; i < lengthof(families); i++)
 	{
-		if (!sock_diag_dump(res, families[i], IPPROTO_MPTCP))
+		if ((what & READ_CONNS) &&
+			!sock_diag_dump(res, families[i], IPPROTO_MPTCP, TCP_STATES_BUT_LISTEN))
 		{
 			/* ENOENT: the kernel has no MPTCP socket diagnostics */
 			if (errno != ENOENT && errno != EPROTONOSUPPORT && errno != EAFNOSUPPORT)
@@ -479,16 +593,46 @@ read_kernel(bool want_subflows)
 						(errmsg("could not read MPTCP socket diagnostics: %m")));
 			break;
 		}
-		if (want_subflows && !sock_diag_dump(res, families[i], IPPROTO_TCP) &&
+		if ((what & READ_SUBFLOWS) &&
+			!sock_diag_dump(res, families[i], IPPROTO_TCP, TCP_STATES_BUT_LISTEN) &&
 			errno != EAFNOSUPPORT)
 			ereport(WARNING,
 					(errmsg("could not read TCP socket diagnostics: %m")));
+		if ((what & READ_LISTENERS) &&
+			!sock_diag_dump(res, families[i], IPPROTO_TCP, TCP_STATES_LISTEN))
+			elog(DEBUG1, "could not read TCP socket diagnostics: %m");
 	}
 #endif
+	if (what & READ_CONNS)
+		mark_walreceiver_conns(res);
 	return res;
 }
 
-/* the kernel's MPTCP connection of a backend's client socket, if any */
+/*
+ * Is this backend a walreceiver connected over TCP/IP?  Its shared state
+ * names the host it is connected to, a directory for a Unix-domain socket.
+ */
+static bool
+walreceiver_on_tcp(PgBackendStatus *beentry)
+{
+	bool		tcp = false;
+
+	if (beentry->st_backendType != B_WAL_RECEIVER || WalRcv == NULL)
+		return false;
+	SpinLockAcquire(&WalRcv->mutex);
+	if (WalRcv->pid == beentry->st_procpid &&
+		WalRcv->sender_host[0] != '\0' &&
+		!is_absolute_path(WalRcv->sender_host) &&
+		WalRcv->sender_host[0] != '@')
+		tcp = true;
+	SpinLockRelease(&WalRcv->mutex);
+	return tcp;
+}
+
+/*
+ * The kernel's MPTCP connection of a backend's client socket, or of a
+ * walreceiver's socket, if any.
+ */
 static MptcpConn *
 find_conn(DiagResult *res, PgBackendStatus *beentry)
 {
@@ -497,7 +641,17 @@ find_conn(DiagResult *res, PgBackendStatus *beentry)
 	ListCell   *lc;
 
 	if (!backend_client(beentry, addr, &port))
+	{
+		/* a walreceiver's own connection, see mark_walreceiver_conns() */
+		foreach(lc, res->conns)
+		{
+			MptcpConn  *c = lfirst(lc);
+
+			if (c->walrcv_pid != 0 && c->walrcv_pid == beentry->st_procpid)
+				return c;
+		}
 		return NULL;
+	}
 	foreach(lc, res->conns)
 	{
 		MptcpConn  *c = lfirst(lc);
@@ -509,7 +663,11 @@ find_conn(DiagResult *res, PgBackendStatus *beentry)
 	return NULL;
 }
 
-/* backends with a TCP client connection that the caller may look at */
+/*
+ * Backends with a TCP client connection, and walreceivers connected over
+ * TCP (or, as far as the kernel can tell, MPTCP); whether the caller may
+ * look at them is passed on.
+ */
 typedef void (*BackendCallback) (PgBackendStatus *beentry, bool visible,
 								 DiagResult *res, ReturnSetInfo *rsinfo);
 
@@ -525,7 +683,11 @@ for_each_tcp_backend(DiagResult *res, ReturnSetInfo *rsinfo, BackendCallback cb)
 		uint8		addr[16];
 		uint16		port;
 
-		if (beentry->st_procpid == 0 || !backend_client(beentry, addr, &port))
+		if (beentry->st_procpid == 0)
+			continue;
+		if (!backend_client(beentry, addr, &port) &&
+			!walreceiver_on_tcp(beentry) &&
+			find_conn(res, beentry) == NULL)
 			continue;
 		cb(beentry, HAS_PGSTAT_PERMISSIONS(beentry->st_userid), res, rsinfo);
 	}
@@ -605,6 +767,7 @@ emit_subflows(PgBackendStatus *beentry, bool visible, DiagResult *res,
 {
 	MptcpConn  *c;
 	ListCell   *lc;
+	int			ncols = rsinfo->setDesc->natts;
 
 	if (!visible || (c = find_conn(res, beentry)) == NULL)
 		return;
@@ -637,7 +800,196 @@ emit_subflows(PgBackendStatus *beentry, bool visible, DiagResult *res,
 		COL(HAS_FIELD(TcpInfo, bytes_retrans, len), Int64GetDatum(ti->bytes_retrans));
 		COL(HAS_FIELD(TcpInfo, total_retrans, len), Int64GetDatum(ti->total_retrans));
 		COL(HAS_FIELD(TcpInfo, delivery_rate, len), Int64GetDatum(ti->delivery_rate));
-		Assert(i == NUM_SUBFLOW_COLS);
+		/* version 1.1 */
+		if (ncols > NUM_SUBFLOW_COLS_V1_0)
+			COL(true, BoolGetDatum((s->flags & (SUBFLOW_FLAG_BKUP_LOC |
+												SUBFLOW_FLAG_BKUP_REM)) != 0));
+		Assert(i == ncols);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+/*
+ * Can peers join at this endpoint?  With a port, the kernel listens there
+ * itself.  Without one, joins come to the endpoint's address at the
+ * server's own port, and only succeed if an MPTCP socket listens there: the
+ * server's, bound to that address or to the wildcard address.
+ */
+static bool
+endpoint_accepts_joins(const MptcpEndpoint *ep, DiagResult *listeners)
+{
+	uint8		addr[16];
+	ListCell   *lc;
+
+	if (ep->port != 0)
+		return true;
+	addr_to_mapped(ep->family, ep->addr, addr);
+	foreach(lc, listeners->listeners)
+	{
+		MptcpListener *l = lfirst(lc);
+		static const uint8 any6[16] = {0};
+		static const uint8 any4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+		if (!l->mptcp || l->ends.local_port != PostPortNumber)
+			continue;
+		if (memcmp(l->ends.local, addr, 16) == 0)
+			return true;
+		/* the wildcard address of the endpoint's family */
+		if (l->ends.family == AF_INET && ep->family == AF_INET &&
+			memcmp(l->ends.local, any4, 16) == 0)
+			return true;
+		if (l->ends.family == AF_INET6 && memcmp(l->ends.local, any6, 16) == 0 &&
+			(ep->family == AF_INET6 || !l->v6only))
+			return true;
+	}
+	return false;
+}
+
+static Datum
+endpoint_addr_datum(const MptcpEndpoint *ep)
+{
+	uint8		addr[16];
+
+	addr_to_mapped(ep->family, ep->addr, addr);
+	return inet_datum(ep->family, addr);
+}
+
+static void
+emit_endpoints(List *endpoints, DiagResult *listeners, ReturnSetInfo *rsinfo)
+{
+	ListCell   *lc;
+
+	foreach(lc, endpoints)
+	{
+		MptcpEndpoint *ep = lfirst(lc);
+		Datum		values[NUM_ENDPOINT_COLS] = {0};
+		bool		nulls[NUM_ENDPOINT_COLS];
+		char		ifname[IF_NAMESIZE];
+		bool		known = (ep->family == AF_INET || ep->family == AF_INET6);
+		int			i = 0;
+
+		memset(nulls, true, sizeof(nulls));
+		COL(true, Int32GetDatum(ep->id));
+		COL(known, endpoint_addr_datum(ep));
+		COL(ep->port != 0, Int32GetDatum(ep->port));
+		COL(ep->ifindex > 0 && if_indextoname(ep->ifindex, ifname) != NULL,
+			CStringGetTextDatum(ifname));
+		COL(true, BoolGetDatum((ep->flags & MPTCP_ENDP_SIGNAL) != 0));
+		COL(true, BoolGetDatum((ep->flags & MPTCP_ENDP_SUBFLOW) != 0));
+		COL(true, BoolGetDatum((ep->flags & MPTCP_ENDP_BACKUP) != 0));
+		COL(true, BoolGetDatum((ep->flags & MPTCP_ENDP_FULLMESH) != 0));
+		if ((ep->flags & MPTCP_ENDP_SIGNAL) && known)
+			COL(true, BoolGetDatum(endpoint_accepts_joins(ep, listeners)));
+		else
+			COL(false, (Datum) 0);	/* does not apply */
+		Assert(i == NUM_ENDPOINT_COLS);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+/* descriptions of the settings, after the kernel's mptcp-sysctl.rst */
+static const struct
+{
+	const char *name;
+	const char *description;
+}			setting_descriptions[] =
+
+{
+	{"net.mptcp.add_addr_timeout",
+	"Seconds after which an unacknowledged ADD_ADDR is sent again"},
+	{"net.mptcp.allow_join_initial_addr_port",
+	"Whether peers may join at the address and port of the initial subflow"},
+	{"net.mptcp.available_path_managers",
+	"Path managers the kernel offers"},
+	{"net.mptcp.available_schedulers",
+	"Packet schedulers the kernel offers"},
+	{"net.mptcp.blackhole_timeout",
+	"Seconds during which MPTCP is not used for new connections after a firewall blackhole was detected (0 turns the detection off)"},
+	{"net.mptcp.checksum_enabled",
+	"Whether new connections ask for DSS checksums"},
+	{"net.mptcp.close_timeout",
+	"Seconds a connection without subflows is kept before it is closed"},
+	{"net.mptcp.enabled",
+	"Whether MPTCP sockets can be created"},
+	{"net.mptcp.path_manager",
+	"Path manager of new connections"},
+	{"net.mptcp.pm_type",
+	"Path manager of new connections (0 in-kernel, 1 userspace), older form of path_manager"},
+	{"net.mptcp.scheduler",
+	"Packet scheduler of new connections"},
+	{"net.mptcp.stale_loss_cnt",
+	"Retransmission timeouts after which a subflow is considered stale"},
+	{"net.mptcp.syn_retrans_before_tcp_fallback",
+	"SYN retransmissions with MPTCP options before the connection falls back to TCP"},
+};
+
+static void
+emit_setting(ReturnSetInfo *rsinfo, const char *name, const char *setting,
+			 const char *description)
+{
+	Datum		values[NUM_SETTING_COLS] = {0};
+	bool		nulls[NUM_SETTING_COLS];
+	int			i = 0;
+
+	memset(nulls, true, sizeof(nulls));
+	COL(true, CStringGetTextDatum(name));
+	COL(setting != NULL, CStringGetTextDatum(setting));
+	COL(description != NULL, CStringGetTextDatum(description));
+	Assert(i == NUM_SETTING_COLS);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+static void
+emit_settings(List *sysctls, const uint32 *limits, ReturnSetInfo *rsinfo)
+{
+	ListCell   *lc;
+
+	foreach(lc, sysctls)
+	{
+		MptcpProcItem *item = lfirst(lc);
+		const char *description = NULL;
+
+		for (int i = 0; i < lengthof(setting_descriptions); i++)
+		{
+			if (strcmp(setting_descriptions[i].name, item->name) == 0)
+				description = setting_descriptions[i].description;
+		}
+		emit_setting(rsinfo, item->name, item->value, description);
+	}
+
+	if (limits != NULL)
+	{
+		char		buf[16];
+
+		snprintf(buf, sizeof(buf), "%u", limits[0]);
+		emit_setting(rsinfo, "limits.subflows", buf,
+					 "Most additional subflows per connection (ip mptcp limits)");
+		snprintf(buf, sizeof(buf), "%u", limits[1]);
+		emit_setting(rsinfo, "limits.add_addr_accepted", buf,
+					 "Most addresses announced by the peer that a connection uses (ip mptcp limits)");
+	}
+}
+
+static void
+emit_counters(List *counters, ReturnSetInfo *rsinfo)
+{
+	ListCell   *lc;
+
+	foreach(lc, counters)
+	{
+		MptcpProcItem *item = lfirst(lc);
+		Datum		values[NUM_COUNTER_COLS] = {0};
+		bool		nulls[NUM_COUNTER_COLS];
+		char	   *end;
+		unsigned long long v;
+		int			i = 0;
+
+		memset(nulls, true, sizeof(nulls));
+		errno = 0;
+		v = strtoull(item->value, &end, 10);
+		COL(true, CStringGetTextDatum(item->name));
+		COL(errno == 0 && *end == '\0' && v <= PG_INT64_MAX, Int64GetDatum((int64) v));
+		Assert(i == NUM_COUNTER_COLS);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }
@@ -648,16 +1000,90 @@ pg_stat_get_mptcp(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	InitMaterializedSRF(fcinfo, 0);
-	for_each_tcp_backend(read_kernel(false), rsinfo, emit_conn);
+	for_each_tcp_backend(read_kernel(READ_CONNS), rsinfo, emit_conn);
 	return (Datum) 0;
 }
 
+/* version 1.0, without the backup column */
 Datum
 pg_stat_get_mptcp_subflows(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	InitMaterializedSRF(fcinfo, 0);
-	for_each_tcp_backend(read_kernel(true), rsinfo, emit_subflows);
+	if (rsinfo->setDesc->natts != NUM_SUBFLOW_COLS_V1_0)
+		elog(ERROR, "incorrect number of output arguments");
+	for_each_tcp_backend(read_kernel(READ_CONNS | READ_SUBFLOWS), rsinfo,
+						 emit_subflows);
+	return (Datum) 0;
+}
+
+Datum
+pg_stat_get_mptcp_subflows_1_1(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != NUM_SUBFLOW_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+	for_each_tcp_backend(read_kernel(READ_CONNS | READ_SUBFLOWS), rsinfo,
+						 emit_subflows);
+	return (Datum) 0;
+}
+
+/* the path manager's endpoints, and whether joins to them can succeed */
+Datum
+pg_mptcp_get_endpoints(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	List	   *endpoints = NIL;
+	DiagResult *listeners = NULL;
+	ListCell   *lc;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!mptcp_pm_endpoints(&endpoints))
+		return (Datum) 0;
+	/* the listening sockets matter for signal endpoints without a port */
+	foreach(lc, endpoints)
+	{
+		MptcpEndpoint *ep = lfirst(lc);
+
+		if ((ep->flags & MPTCP_ENDP_SIGNAL) && ep->port == 0)
+		{
+			listeners = read_kernel(READ_LISTENERS);
+			break;
+		}
+	}
+	if (listeners == NULL)
+		listeners = palloc0(sizeof(DiagResult));
+	emit_endpoints(endpoints, listeners, rsinfo);
+	return (Datum) 0;
+}
+
+/* the namespace's MPTCP sysctls and path manager limits */
+Datum
+pg_mptcp_get_settings(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	uint32		limits[2];
+	List	   *sysctls;
+
+	InitMaterializedSRF(fcinfo, 0);
+	sysctls = mptcp_proc_sysctls();
+	if (mptcp_pm_limits(&limits[0], &limits[1]))
+		emit_settings(sysctls, limits, rsinfo);
+	else
+		emit_settings(sysctls, NULL, rsinfo);
+	return (Datum) 0;
+}
+
+/* the namespace's MPTCP counters */
+Datum
+pg_stat_get_mptcp_counters(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	emit_counters(mptcp_proc_counters(), rsinfo);
 	return (Datum) 0;
 }

@@ -1,4 +1,22 @@
+-- version 1.0, then the update to 1.1
+CREATE EXTENSION mptcpinfo VERSION '1.0';
+SELECT count(*) AS subflow_columns_1_0
+  FROM pg_attribute
+ WHERE attrelid = 'pg_stat_mptcp_subflows'::regclass AND attnum > 0;
+SELECT count(*) >= 0 AS can_read_1_0 FROM pg_stat_mptcp_subflows;
+ALTER EXTENSION mptcpinfo UPDATE TO '1.1';
+SELECT pg_describe_object(classid, objid, 0) AS object
+  FROM pg_depend
+ WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+   AND classid <> 'pg_type'::regclass
+   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'mptcpinfo')
+ ORDER BY 1;
+SELECT count(*) >= 0 AS can_read_1_1 FROM pg_stat_mptcp_subflows;
+DROP EXTENSION mptcpinfo;
+
+-- a fresh installation
 CREATE EXTENSION mptcpinfo;
+SELECT extversion FROM pg_extension WHERE extname = 'mptcpinfo';
 
 -- the shape of the views
 SELECT attname, format_type(atttypid, atttypmod)
@@ -9,6 +27,28 @@ SELECT attname, format_type(atttypid, atttypmod)
   FROM pg_attribute
  WHERE attrelid = 'pg_stat_mptcp_subflows'::regclass AND attnum > 0
  ORDER BY attnum;
+
+SELECT attname, format_type(atttypid, atttypmod)
+  FROM pg_attribute
+ WHERE attrelid = 'pg_mptcp_endpoints'::regclass AND attnum > 0
+ ORDER BY attnum;
+SELECT attname, format_type(atttypid, atttypmod)
+  FROM pg_attribute
+ WHERE attrelid = 'pg_mptcp_settings'::regclass AND attnum > 0
+ ORDER BY attnum;
+SELECT attname, format_type(atttypid, atttypmod)
+  FROM pg_attribute
+ WHERE attrelid = 'pg_stat_mptcp_counters'::regclass AND attnum > 0
+ ORDER BY attnum;
+
+-- whatever the kernel has (nothing, without MPTCP), no error
+SELECT count(*) FILTER (WHERE name NOT LIKE 'net.mptcp.%'
+                          AND name NOT LIKE 'limits.%') AS odd_settings
+  FROM pg_mptcp_settings;
+SELECT count(*) FILTER (WHERE name NOT LIKE 'MPTcpExt%' OR value < 0) AS odd_counters
+  FROM pg_stat_mptcp_counters;
+SELECT count(*) FILTER (WHERE accepts_joins IS NOT NULL AND NOT signal) AS odd_endpoints
+  FROM pg_mptcp_endpoints;
 
 -- one row per backend with a TCP client connection, none for this session
 -- if it uses a Unix-domain socket
@@ -32,6 +72,24 @@ CREATE ROLE regress_mptcpinfo_user;
 SET ROLE regress_mptcpinfo_user;
 SELECT count(*) >= 0 AS can_read FROM pg_stat_mptcp;
 SELECT count(*) >= 0 AS can_read FROM pg_stat_mptcp_subflows;
+-- endpoints, settings and counters describe the host: pg_monitor only
+SELECT has_table_privilege('public', v, 'SELECT') AS public_view,
+       has_table_privilege('pg_monitor', v, 'SELECT') AS monitor_view
+  FROM unnest(ARRAY['pg_mptcp_endpoints', 'pg_mptcp_settings',
+                    'pg_stat_mptcp_counters']) AS v;
+SELECT has_function_privilege('public', f, 'EXECUTE') AS public_function,
+       has_function_privilege('pg_monitor', f, 'EXECUTE') AS monitor_function
+  FROM unnest(ARRAY['pg_mptcp_get_endpoints()', 'pg_mptcp_get_settings()',
+                    'pg_stat_get_mptcp_counters()']) AS f;
+SELECT count(*) FROM pg_mptcp_endpoints;
+SELECT count(*) FROM pg_mptcp_settings;
+SELECT count(*) FROM pg_stat_mptcp_counters;
+RESET ROLE;
+GRANT pg_monitor TO regress_mptcpinfo_user;
+SET ROLE regress_mptcpinfo_user;
+SELECT count(*) >= 0 AS can_read FROM pg_mptcp_endpoints;
+SELECT count(*) >= 0 AS can_read FROM pg_mptcp_settings;
+SELECT count(*) >= 0 AS can_read FROM pg_stat_mptcp_counters;
 RESET ROLE;
 DROP ROLE regress_mptcpinfo_user;
 

@@ -1,0 +1,341 @@
+/*-------------------------------------------------------------------------
+ *
+ * mptcp_pm.c
+ *	  The kernel's MPTCP path manager, read through generic netlink.
+ *
+ * This is what "ip mptcp endpoint show" and "ip mptcp limits show" do: the
+ * generic netlink family "mptcp_pm" answers the GET_ADDR dump with the
+ * endpoints of the caller's network namespace and GET_LIMITS with its
+ * limits.  Reading needs no privilege.  A kernel without MPTCP, or with an
+ * MPTCP built without the in-kernel path manager, has no such family; then
+ * there is nothing to show.
+ *
+ * The constants are spelled out here because the installed headers of
+ * older systems lack some of them; the kernel never renumbers them.
+ *
+ * Copyright (c) 2025, PostgreSQL Global Development Group
+ *
+ * IDENTIFICATION
+ *	  contrib/mptcpinfo/mptcp_pm.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include "libpq/mptcp.h"
+#include "mptcp_pm.h"
+
+#ifdef USE_MPTCP
+#include <linux/netlink.h>
+#include <linux/genetlink.h>
+
+#define PM_FAMILY_NAME "mptcp_pm"	/* MPTCP_PM_NAME */
+#define PM_VERSION 1			/* MPTCP_PM_VER */
+#define PM_CMD_GET_ADDR 3		/* MPTCP_PM_CMD_GET_ADDR */
+#define PM_CMD_GET_LIMITS 6		/* MPTCP_PM_CMD_GET_LIMITS */
+#define PM_ATTR_ADDR 1			/* MPTCP_PM_ATTR_ADDR, nested */
+#define PM_ATTR_RCV_ADD_ADDRS 2 /* MPTCP_PM_ATTR_RCV_ADD_ADDRS, u32 */
+#define PM_ATTR_SUBFLOWS 3		/* MPTCP_PM_ATTR_SUBFLOWS, u32 */
+#define PM_ADDR_ATTR_FAMILY 1	/* MPTCP_PM_ADDR_ATTR_*: u16 */
+#define PM_ADDR_ATTR_ID 2		/* u8 */
+#define PM_ADDR_ATTR_ADDR4 3	/* struct in_addr */
+#define PM_ADDR_ATTR_ADDR6 4	/* struct in6_addr */
+#define PM_ADDR_ATTR_PORT 5		/* u16, host order */
+#define PM_ADDR_ATTR_FLAGS 6	/* u32 */
+#define PM_ADDR_ATTR_IF_IDX 7	/* s32 */
+
+/* what one request may bring back, at most: the kernel has 8 endpoints */
+#define PM_MAX_MESSAGES 1024
+#define PM_BUFSIZE 32768
+
+/* called for each answer; payload is what follows the genlmsghdr */
+typedef void (*GenlCallback) (struct nlattr *attrs, int len, void *arg);
+
+#define NLA_DATA(nla) ((void *) ((char *) (nla) + NLA_HDRLEN))
+#define NLA_PAYLOAD(nla) ((int) (nla)->nla_len - NLA_HDRLEN)
+#define NLA_OK(nla, len) \
+	((len) >= (int) sizeof(struct nlattr) && \
+	 (nla)->nla_len >= sizeof(struct nlattr) && (nla)->nla_len <= (len))
+#define NLA_NEXT(nla, len) \
+	((len) -= NLA_ALIGN((nla)->nla_len), \
+	 (struct nlattr *) ((char *) (nla) + NLA_ALIGN((nla)->nla_len)))
+
+/*
+ * Send one generic netlink request (with one optional string attribute) and
+ * pass each answer to cb.  A dump ends with NLMSG_DONE, a plain request
+ * with its one answer.  Returns false, errno set, on failure.
+ */
+static bool
+genl_request(int fd, uint16 family, uint8 cmd, bool dump,
+			 uint16 str_type, const char *str, GenlCallback cb, void *arg)
+{
+	struct
+	{
+		struct nlmsghdr nlh;
+		struct genlmsghdr genl;
+		char		attrs[64];
+	}			req;
+	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+	static uint32 seq = 0;
+	char	   *buf;
+	bool		done = false;
+	bool		ok = true;
+	int			messages = 0;
+
+	memset(&req, 0, sizeof(req));
+	req.nlh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	req.nlh.nlmsg_type = family;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST | (dump ? NLM_F_DUMP : 0);
+	req.nlh.nlmsg_seq = ++seq;
+	req.genl.cmd = cmd;
+	req.genl.version = (family == GENL_ID_CTRL) ? 1 : PM_VERSION;
+	if (str)
+	{
+		struct nlattr *nla = (struct nlattr *) req.attrs;
+		int			slen = strlen(str) + 1;
+
+		Assert(NLA_HDRLEN + NLA_ALIGN(slen) <= sizeof(req.attrs));
+		nla->nla_type = str_type;
+		nla->nla_len = NLA_HDRLEN + slen;
+		memcpy(NLA_DATA(nla), str, slen);
+		req.nlh.nlmsg_len += NLA_ALIGN(nla->nla_len);
+	}
+
+	if (sendto(fd, &req, req.nlh.nlmsg_len, 0,
+			   (struct sockaddr *) &kernel, sizeof(kernel)) < 0)
+		return false;
+
+	buf = palloc(PM_BUFSIZE);
+	while (!done && ok)
+	{
+		ssize_t		len = recv(fd, buf, PM_BUFSIZE, 0);
+		struct nlmsghdr *nlh;
+
+		if (len <= 0)
+		{
+			if (len == 0)
+				errno = EPROTO;
+			ok = false;
+			break;
+		}
+		for (nlh = (struct nlmsghdr *) buf; NLMSG_OK(nlh, len);
+			 nlh = NLMSG_NEXT(nlh, len))
+		{
+			if (nlh->nlmsg_seq != req.nlh.nlmsg_seq)
+				continue;
+			if (nlh->nlmsg_type == NLMSG_DONE)
+			{
+				done = true;
+				break;
+			}
+			if (nlh->nlmsg_type == NLMSG_ERROR)
+			{
+				struct nlmsgerr *err = NLMSG_DATA(nlh);
+
+				errno = err->error ? -err->error : EPROTO;
+				ok = (err->error == 0);
+				done = true;
+				break;
+			}
+			if (++messages > PM_MAX_MESSAGES)
+			{
+				errno = EMSGSIZE;
+				ok = false;
+				break;
+			}
+			if (nlh->nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN))
+				cb((struct nlattr *) ((char *) NLMSG_DATA(nlh) + GENL_HDRLEN),
+				   nlh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN), arg);
+			if (!dump)
+			{
+				done = true;
+				break;
+			}
+		}
+	}
+	pfree(buf);
+	return ok;
+}
+
+static void
+family_id_cb(struct nlattr *nla, int len, void *arg)
+{
+	for (; NLA_OK(nla, len); nla = NLA_NEXT(nla, len))
+	{
+		if ((nla->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_FAMILY_ID &&
+			NLA_PAYLOAD(nla) >= sizeof(uint16))
+			*(uint16 *) arg = *(uint16 *) NLA_DATA(nla);
+	}
+}
+
+/*
+ * Open a generic netlink socket and find the "mptcp_pm" family.  Returns
+ * -1 if there is none; says why at DEBUG1.
+ */
+static int
+pm_open(uint16 *family)
+{
+	struct timeval timeout = {.tv_sec = 5};
+	int			fd;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (fd < 0)
+	{
+		elog(DEBUG1, "could not create generic netlink socket: %m");
+		return -1;
+	}
+	/* the kernel answers at once; never wait long all the same */
+	(void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+
+	*family = 0;
+	if (!genl_request(fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, false,
+					  CTRL_ATTR_FAMILY_NAME, PM_FAMILY_NAME,
+					  family_id_cb, family) || *family == 0)
+	{
+		elog(DEBUG1, "no generic netlink family \"%s\": %m", PM_FAMILY_NAME);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void
+endpoint_cb(struct nlattr *nla, int len, void *arg)
+{
+	List	  **endpoints = arg;
+
+	for (; NLA_OK(nla, len); nla = NLA_NEXT(nla, len))
+	{
+		MptcpEndpoint *ep;
+		struct nlattr *a;
+		int			alen;
+
+		if ((nla->nla_type & NLA_TYPE_MASK) != PM_ATTR_ADDR)
+			continue;
+		ep = palloc0(sizeof(MptcpEndpoint));
+		alen = NLA_PAYLOAD(nla);
+		for (a = NLA_DATA(nla); NLA_OK(a, alen); a = NLA_NEXT(a, alen))
+		{
+			void	   *d = NLA_DATA(a);
+			int			dlen = NLA_PAYLOAD(a);
+
+			switch (a->nla_type & NLA_TYPE_MASK)
+			{
+				case PM_ADDR_ATTR_FAMILY:
+					if (dlen >= sizeof(uint16))
+						ep->family = *(uint16 *) d;
+					break;
+				case PM_ADDR_ATTR_ID:
+					if (dlen >= sizeof(uint8))
+						ep->id = *(uint8 *) d;
+					break;
+				case PM_ADDR_ATTR_ADDR4:
+					if (dlen >= 4)
+						memcpy(ep->addr, d, 4);
+					break;
+				case PM_ADDR_ATTR_ADDR6:
+					if (dlen >= 16)
+						memcpy(ep->addr, d, 16);
+					break;
+				case PM_ADDR_ATTR_PORT:
+					if (dlen >= sizeof(uint16))
+						ep->port = *(uint16 *) d;
+					break;
+				case PM_ADDR_ATTR_FLAGS:
+					if (dlen >= sizeof(uint32))
+						ep->flags = *(uint32 *) d;
+					break;
+				case PM_ADDR_ATTR_IF_IDX:
+					if (dlen >= sizeof(int32))
+						ep->ifindex = *(int32 *) d;
+					break;
+			}
+		}
+		*endpoints = lappend(*endpoints, ep);
+	}
+}
+
+typedef struct MptcpPmLimits
+{
+	bool		found;
+	uint32		subflows;
+	uint32		add_addr_accepted;
+} MptcpPmLimits;
+
+static void
+limits_cb(struct nlattr *nla, int len, void *arg)
+{
+	MptcpPmLimits *limits = arg;
+
+	for (; NLA_OK(nla, len); nla = NLA_NEXT(nla, len))
+	{
+		if (NLA_PAYLOAD(nla) < sizeof(uint32))
+			continue;
+		if ((nla->nla_type & NLA_TYPE_MASK) == PM_ATTR_SUBFLOWS)
+		{
+			limits->subflows = *(uint32 *) NLA_DATA(nla);
+			limits->found = true;
+		}
+		else if ((nla->nla_type & NLA_TYPE_MASK) == PM_ATTR_RCV_ADD_ADDRS)
+		{
+			limits->add_addr_accepted = *(uint32 *) NLA_DATA(nla);
+			limits->found = true;
+		}
+	}
+}
+#endif							/* USE_MPTCP */
+
+bool
+mptcp_pm_endpoints(List **endpoints)
+{
+#ifdef USE_MPTCP
+	uint16		family;
+	int			fd;
+	List	   *result = NIL;
+	bool		ok;
+
+	if ((fd = pm_open(&family)) < 0)
+		return false;
+	ok = genl_request(fd, family, PM_CMD_GET_ADDR, true, 0, NULL,
+					  endpoint_cb, &result);
+	if (!ok)
+		elog(DEBUG1, "could not read the MPTCP endpoints: %m");
+	close(fd);
+	if (ok)
+		*endpoints = result;
+	return ok;
+#else
+	return false;
+#endif
+}
+
+bool
+mptcp_pm_limits(uint32 *subflows, uint32 *add_addr_accepted)
+{
+#ifdef USE_MPTCP
+	uint16		family;
+	int			fd;
+	MptcpPmLimits limits = {0};
+	bool		ok;
+
+	if ((fd = pm_open(&family)) < 0)
+		return false;
+	ok = genl_request(fd, family, PM_CMD_GET_LIMITS, false, 0, NULL,
+					  limits_cb, &limits) && limits.found;
+	if (!ok)
+		elog(DEBUG1, "could not read the MPTCP limits: %m");
+	close(fd);
+	if (ok)
+	{
+		*subflows = limits.subflows;
+		*add_addr_accepted = limits.add_addr_accepted;
+	}
+	return ok;
+#else
+	return false;
+#endif
+}

@@ -1,0 +1,43 @@
+/*-------------------------------------------------------------------------
+ *
+ * mptcp_pm.h
+ *	  The kernel's MPTCP path manager, read through generic netlink.
+ *
+ * Copyright (c) 2025, PostgreSQL Global Development Group
+ *
+ * IDENTIFICATION
+ *	  contrib/mptcpinfo/mptcp_pm.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MPTCP_PM_H
+#define MPTCP_PM_H
+
+#include "nodes/pg_list.h"
+
+/* endpoint flags, as the kernel numbers them (MPTCP_PM_ADDR_FLAG_*) */
+#define MPTCP_ENDP_SIGNAL	(1 << 0)
+#define MPTCP_ENDP_SUBFLOW	(1 << 1)
+#define MPTCP_ENDP_BACKUP	(1 << 2)
+#define MPTCP_ENDP_FULLMESH	(1 << 3)
+
+/* one endpoint of the path manager ("ip mptcp endpoint show") */
+typedef struct MptcpEndpoint
+{
+	int			id;
+	int			family;			/* AF_INET or AF_INET6, 0 if not reported */
+	uint8		addr[16];		/* 4 or 16 bytes, network order */
+	int			port;			/* 0 if none */
+	int			ifindex;		/* 0 if none */
+	uint32		flags;			/* MPTCP_ENDP_* */
+} MptcpEndpoint;
+
+/*
+ * Both return false, with nothing filled in, when the kernel cannot answer:
+ * no generic netlink, no "mptcp_pm" family, or an error.  They never raise
+ * an error; the reason goes to DEBUG1.
+ */
+extern bool mptcp_pm_endpoints(List **endpoints);
+extern bool mptcp_pm_limits(uint32 *subflows, uint32 *add_addr_accepted);
+
+#endif							/* MPTCP_PM_H */

@@ -1,0 +1,210 @@
+/*-------------------------------------------------------------------------
+ *
+ * mptcp_proc.c
+ *	  MPTCP figures of the server's network namespace read from procfs.
+ *
+ * /proc/sys/net/mptcp holds the namespace's MPTCP sysctls, whichever the
+ * running kernel has; /proc/net/netstat holds, on its two "MPTcpExt:"
+ * lines, the kernel's MPTCP counters (what "nstat" shows as MPTcpExt*);
+ * /proc/PID/fd names the sockets a process has open.  All of it is per
+ * network namespace, readable without privilege (the last one for the
+ * processes of the same user, which all server processes are).
+ *
+ * Every read is bounded, and a missing or unreadable file yields nothing,
+ * never an error.
+ *
+ * Copyright (c) 2025, PostgreSQL Global Development Group
+ *
+ * IDENTIFICATION
+ *	  contrib/mptcpinfo/mptcp_proc.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "mptcp_proc.h"
+#include "storage/fd.h"
+
+#define SYSCTL_DIR "/proc/sys/net/mptcp"
+#define NETSTAT_FILE "/proc/net/netstat"
+#define COUNTER_PREFIX "MPTcpExt"
+
+/* bounds: the kernel has about a dozen sysctls and a hundred counters */
+#define MAX_SYSCTLS 128
+#define MAX_SYSCTL_VALUE 1024
+#define MAX_NETSTAT_SIZE (256 * 1024)
+#define MAX_FDS 100000
+
+/*
+ * Read at most max - 1 bytes of a file into buf, NUL-terminated.  Returns
+ * the length, or -1 if the file cannot be read.
+ */
+static int
+read_small_file(const char *path, char *buf, int max)
+{
+	FILE	   *f;
+	size_t		len;
+
+	if ((f = AllocateFile(path, "r")) == NULL)
+	{
+		elog(DEBUG1, "could not open file \"%s\": %m", path);
+		return -1;
+	}
+	len = fread(buf, 1, max - 1, f);
+	if (ferror(f))
+	{
+		elog(DEBUG1, "could not read file \"%s\": %m", path);
+		FreeFile(f);
+		return -1;
+	}
+	FreeFile(f);
+	buf[len] = '\0';
+	return (int) len;
+}
+
+static int
+item_cmp(const ListCell *a, const ListCell *b)
+{
+	return strcmp(((MptcpProcItem *) lfirst(a))->name,
+				  ((MptcpProcItem *) lfirst(b))->name);
+}
+
+List *
+mptcp_proc_sysctls(void)
+{
+	List	   *result = NIL;
+	DIR		   *dir;
+	struct dirent *de;
+	char	   *buf = palloc(MAX_SYSCTL_VALUE);
+
+	dir = AllocateDir(SYSCTL_DIR);
+	while ((de = ReadDirExtended(dir, SYSCTL_DIR, DEBUG1)) != NULL)
+	{
+		char		path[MAXPGPATH];
+		MptcpProcItem *item;
+		int			len;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (list_length(result) >= MAX_SYSCTLS)
+			break;
+		item = palloc0(sizeof(MptcpProcItem));
+		item->name = psprintf("net.mptcp.%s", de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", SYSCTL_DIR, de->d_name);
+		len = read_small_file(path, buf, MAX_SYSCTL_VALUE);
+		if (len >= 0)
+		{
+			/* as sysctl(8) shows it: without the final newline */
+			while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+				buf[--len] = '\0';
+			item->value = pstrdup(buf);
+		}
+		result = lappend(result, item);
+	}
+	if (dir)
+		FreeDir(dir);
+	pfree(buf);
+	list_sort(result, item_cmp);
+	return result;
+}
+
+List *
+mptcp_proc_counters(void)
+{
+	List	   *result = NIL;
+	char	   *buf = palloc(MAX_NETSTAT_SIZE);
+	char	   *names = NULL;
+	char	   *values = NULL;
+	char	   *line;
+	char	   *save;
+
+	if (read_small_file(NETSTAT_FILE, buf, MAX_NETSTAT_SIZE) < 0)
+	{
+		pfree(buf);
+		return NIL;
+	}
+
+	/* a line of names, then a line of values, both "MPTcpExt: ..." */
+	for (line = strtok_r(buf, "\n", &save); line != NULL;
+		 line = strtok_r(NULL, "\n", &save))
+	{
+		if (strncmp(line, COUNTER_PREFIX ":", strlen(COUNTER_PREFIX ":")) != 0)
+			continue;
+		if (names == NULL)
+			names = line + strlen(COUNTER_PREFIX ":");
+		else
+		{
+			values = line + strlen(COUNTER_PREFIX ":");
+			break;
+		}
+	}
+	if (values == NULL)
+	{
+		elog(DEBUG1, "no MPTCP counters in \"%s\"", NETSTAT_FILE);
+		pfree(buf);
+		return NIL;
+	}
+
+	for (;;)
+	{
+		char	   *name;
+		char	   *value;
+		size_t		nlen,
+					vlen;
+		MptcpProcItem *item;
+
+		names += strspn(names, " ");
+		values += strspn(values, " ");
+		nlen = strcspn(names, " ");
+		vlen = strcspn(values, " ");
+		if (nlen == 0 || vlen == 0)
+			break;
+		name = pnstrdup(names, nlen);
+		value = pnstrdup(values, vlen);
+		item = palloc(sizeof(MptcpProcItem));
+		item->name = psprintf("%s%s", COUNTER_PREFIX, name);
+		item->value = value;
+		result = lappend(result, item);
+		pfree(name);
+		names += nlen;
+		values += vlen;
+	}
+	pfree(buf);
+	return result;
+}
+
+int
+mptcp_proc_socket_inodes(int pid, uint64 *inodes, int max)
+{
+	char		dirpath[MAXPGPATH];
+	DIR		   *dir;
+	struct dirent *de;
+	int			n = 0;
+	int			seen = 0;
+
+	snprintf(dirpath, sizeof(dirpath), "/proc/%d/fd", pid);
+	dir = AllocateDir(dirpath);
+	while (n < max && seen++ < MAX_FDS &&
+		   (de = ReadDirExtended(dir, dirpath, DEBUG1)) != NULL)
+	{
+		char		path[MAXPGPATH];
+		char		target[64];
+		ssize_t		len;
+		unsigned long long inode;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dirpath, de->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if (sscanf(target, "socket:[%llu]", &inode) == 1)
+			inodes[n++] = (uint64) inode;
+	}
+	if (dir)
+		FreeDir(dir);
+	return n;
+}
