@@ -5,7 +5,8 @@
 #   demo.sh BIN WORK LAB
 #
 # Brings up four paths of DEMO_RATE each between a client and a server
-# namespace, starts a server with listen_mptcp = on, runs pg_basebackup and
+# namespace (each path crosses a router namespace that shapes it; DEMO_CC,
+# reno or bbr, is the congestion control of every namespace of the lab), starts a server with listen_mptcp = on, runs pg_basebackup and
 # a COPY over plain TCP and then over MPTCP, shows pg_stat_mptcp during the
 # MPTCP backup, prints the comparison, and removes everything.
 
@@ -14,10 +15,11 @@ BIN=$1 WORK=$2 LAB=$3
 
 PATHS=4
 DEMO_RATE=${DEMO_RATE:-25mbit}
+export LAB_CC=${DEMO_CC:-reno}
 BENCH_ROWS=${DEMO_ROWS:-100000}
 trap cleanup EXIT
 
-say "lab: $PATHS paths of $DEMO_RATE each between a client and a server namespace (198.18.0.0/15)"
+say "lab: $PATHS paths of $DEMO_RATE each between a client and a server namespace (198.18.0.0/15), shaped on a router namespace, congestion control $LAB_CC"
 lab_up "$PATHS" "$DEMO_RATE"
 say "server: listen_mptcp = on, $(uname -sr)"
 server_init
@@ -71,7 +73,7 @@ echo
 echo "Live view while the MPTCP backup ran (contrib/mptcpinfo):"
 head -n 40 "$WORK/samples.txt"
 echo
-printf '%-26s %12s %16s %9s\n' "$PATHS paths x $DEMO_RATE" "plain TCP" "MPTCP" "speedup"
+printf '%-26s %12s %16s %9s\n' "$PATHS paths x $DEMO_RATE, $LAB_CC" "plain TCP" "MPTCP" "speedup"
 printf '%-26s %11ss %15ss %8.1fx\n' "pg_basebackup ($size_db)" "${t[bb_disable]}" "${t[bb_require]}" \
 	"$(awk -v a="${t[bb_disable]}" -v b="${t[bb_require]}" 'BEGIN { print a / b }')"
 printf '%-26s %11ss %15ss %8.1fx\n' "COPY TO ($size_copy)" "${t[copy_disable]}" "${t[copy_require]}" \
