@@ -249,8 +249,9 @@ def main():
                       f"{fnum(c.cpu_per_gb('disable', 'server'))} | {fnum(c.cpu_per_gb('require', 'server'))} | "
                       f"{fnum(c.cpu_per_gb('disable', 'client'))} | {fnum(c.cpu_per_gb('require', 'client'))} |")
 
-    share_keys = [k for k in keys if k in shares and (k[0] != "equal" or k[1] == max(
-        kk[1] for kk in keys if kk[0] == "equal"))]
+    # every unequal or fast lab; of the equal ones the widest, COPY TO only
+    share_keys = [k for k in keys if k in shares and (k[0] != "equal" or (k[2] == "copy_to" and k[1] == max(
+        kk[1] for kk in keys if kk[0] == "equal")))]
     if share_keys:
         md += ["", "## MPTCP per path (bytes the router carried toward the receiver)", "",
                "| scenario | workload | path | rate Mbit/s | share of bytes | Mbit/s | % of rate |",
