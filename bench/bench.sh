@@ -44,7 +44,7 @@ FAST_RATE=${BENCH_FAST_RATE:-500mbit}
 FAST_WORKLOADS=${BENCH_FAST_WORKLOADS:-copy_to copy_from}
 export LAB_CC=${BENCH_CC:-reno}
 BENCH_ROWS=${BENCH_ROWS:-100000}	# about 19 MB of COPY text
-PGBENCH_SECONDS=${PGBENCH_SECONDS:-15}
+PGBENCH_SECONDS=${PGBENCH_SECONDS:-10}
 trap cleanup EXIT
 bench_start=$(now)
 
@@ -78,7 +78,8 @@ run_scenario() {
 		while read -r r; do rate_mbit "$r"; echo; done | paste -sd/)
 	first=${mbits%%/*}
 	scale=$(awk -v f="$first" -v b="$(rate_mbit "$RATE")" 'BEGIN { s = int(f / b + 0.5); print (s < 1 ? 1 : s) }')
-	[ "$name" = fast ] && scale=${BENCH_FAST_SCALE:-$scale}
+	# the fast lab: 10 copies (about 200 MB of COPY text) unless told
+	[ "$name" = fast ] && scale=${BENCH_FAST_SCALE:-10}
 	say "lab: $name, $n path(s) of $mbits Mbit/s${backup:+, backup path $backup}, $(lab info | sed 's/.* //'), scale $scale ($(elapsed "$bench_start") s so far)"
 	for run in $(seq "$RUNS"); do
 		# alternate which mode goes first, so that neither always

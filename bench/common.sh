@@ -143,7 +143,7 @@ cleanup() {
 # SCALE (default 1) multiplies the data of copy_to and catchup, so that
 # faster labs move proportionally more.
 
-# run_measured MODE CMD...: timed in the client namespace, with the
+# run_measured CMD...: timed in the client namespace, with the
 # server-side CPU of the connection
 run_measured() {
 	local base cpu0 cpu1 rc=0
@@ -159,7 +159,7 @@ run_measured() {
 copy_to() {
 	local mode=$1 rows scale=${SCALE:-1} query='COPY t_bench TO STDOUT'
 	[ "$scale" -gt 1 ] && query="COPY (SELECT b.* FROM t_bench b, generate_series(1, $scale) g) TO STDOUT"
-	run_measured "$mode" bash -c 'exec psql -X -q -d "$1" -c "$2" >"$3"' - "$(remote "$mode")" "$query" "$WORK/copy.out"
+	run_measured bash -c 'exec psql -X -q -d "$1" -c "$2" >"$3"' - "$(remote "$mode")" "$query" "$WORK/copy.out"
 	rows=$(wc -l <"$WORK/copy.out")
 	[ "$rows" -eq $((BENCH_ROWS * scale)) ] || { say "COPY TO: $rows rows, expected $((BENCH_ROWS * scale))"; return 1; }
 	echo "$MEASURED_S $(stat -c %s "$WORK/copy.out") $MEASURED_SERVER_CPU $MEASURED_CLIENT_CPU"
@@ -170,7 +170,7 @@ copy_from() {
 	[ -s "$WORK/copy.out" ] || SCALE=1 copy_to disable >/dev/null
 	expect=$(wc -l <"$WORK/copy.out")
 	sql 'TRUNCATE t_in'
-	run_measured "$mode" psql -X -q -d "$(remote "$mode")" -c "\\copy t_in FROM '$WORK/copy.out'"
+	run_measured psql -X -q -d "$(remote "$mode")" -c "\\copy t_in FROM '$WORK/copy.out'"
 	rows=$(sql 'SELECT count(*) FROM t_in')
 	sql 'TRUNCATE t_in'	# keep the backups the same size
 	[ "$rows" -eq "$expect" ] || { say "COPY FROM: $rows rows, expected $expect"; return 1; }
@@ -182,7 +182,7 @@ basebackup() {
 	rm -rf "$WORK/bb"
 	# start in a fresh WAL segment, so that every backup carries as much WAL
 	sql 'SELECT pg_switch_wal()' >/dev/null
-	run_measured "$mode" pg_basebackup -D "$WORK/bb" -X fetch --checkpoint=fast --no-sync \
+	run_measured pg_basebackup -D "$WORK/bb" -X fetch --checkpoint=fast --no-sync \
 		-d "$(remote "$mode") application_name=bench_backup"
 	pg_verifybackup -q "$WORK/bb" || { say "pg_basebackup: backup does not verify"; return 1; }
 	bytes=$(du -sb "$WORK/bb" | cut -f1)
@@ -208,8 +208,15 @@ standby_prepare() {
 	touch "$STANDBY_DATA/standby.signal"
 }
 
+# Wait until the standby has replayed up to LSN $1: one session on the
+# standby that polls every 5 ms (a new psql per poll would cost more than
+# that), or, should that fail, a psql per poll (bounded either way).
 wait_replayed() {
 	local ok
+	client psql -X -q -h "$WORK/standby_sock" -p 5433 -U postgres -v ON_ERROR_STOP=1 \
+		-c "SET statement_timeout = '300s'" \
+		-c "DO \$\$ BEGIN WHILE coalesce(pg_last_wal_replay_lsn() < '$1'::pg_lsn, true) LOOP PERFORM pg_sleep(0.005); END LOOP; END \$\$" \
+		>/dev/null 2>&1 && return 0
 	for _ in $(seq 3000); do
 		ok=$(client psql -X -At -h "$WORK/standby_sock" -p 5433 -U postgres \
 			-c "SELECT pg_last_wal_replay_lsn() >= '$1'::pg_lsn" 2>/dev/null || true)
@@ -233,10 +240,11 @@ catchup() {
 	local mode=$1 start target lsn0 secs scale=${SCALE:-1}
 	standby_stop
 	standby_run_until "$mode" "$(sql 'SELECT pg_current_wal_flush_lsn()')"
-	# A first burst, untimed: the first one after other work runs slower
-	# whichever mode it uses (seen as an order effect), so measure the
-	# second.  Let both sides finish their checkpoints before it.
-	sql "INSERT INTO t_wal SELECT * FROM t_bench"
+	# A first burst, untimed (a quarter of the table): the first one after
+	# other work runs slower whichever mode it uses (seen as an order
+	# effect), so measure the second.  Let both sides finish their
+	# checkpoints before it.
+	sql "INSERT INTO t_wal SELECT * FROM t_bench LIMIT $((BENCH_ROWS / 4))"
 	wait_replayed "$(sql 'SELECT pg_current_wal_flush_lsn()')"
 	sql 'TRUNCATE t_wal'
 	sql 'CHECKPOINT'
@@ -245,8 +253,11 @@ catchup() {
 	lsn0=$(sql 'SELECT pg_current_wal_insert_lsn()')
 	start=$(now)
 	# copying rows is much faster than the paths, so this measures them
-	sql "INSERT INTO t_wal SELECT b.* FROM t_bench b, generate_series(1, $scale) g"
-	target=$(sql 'SELECT pg_current_wal_flush_lsn()')
+	# synchronous_commit is off in this cluster: flush the burst at commit,
+	# and wait for the end of what it inserted, not for the flush position
+	# of the moment
+	sql "SET synchronous_commit = on; INSERT INTO t_wal SELECT b.* FROM t_bench b, generate_series(1, $scale) g"
+	target=$(sql 'SELECT pg_current_wal_insert_lsn()')
 	wait_replayed "$target"
 	secs=$(elapsed "$start")
 	standby_stop

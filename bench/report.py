@@ -66,6 +66,10 @@ def fnum(v, fmt="{:.2f}"):
     return "" if v is None else fmt.format(v)
 
 
+def pct(v):
+    return "" if v is None else f"{v * 100:.0f}%"
+
+
 def as_float(s):
     return float(s) if s not in (None, "", "-") else None
 
@@ -90,6 +94,8 @@ class Case:
 
     def efficiency(self, mode):
         total = sum(self.rates) if mode == "require" else self.rates[0]
+        if not total:
+            return None  # unshaped
         return med(float(m[mode]["bytes"]) * 8 / float(m[mode]["seconds"]) / 1e6 / total
                    for m in self.pairs())
 
@@ -230,8 +236,8 @@ def main():
         md.append(f"| {SCENARIOS.get(c.scenario, c.scenario)} | {LABELS.get(c.workload, c.workload)} | "
                   f"{c.rates_label()}{' (backup: path ' + c.backup + ')' if c.backup else ''} | {c.cc} | "
                   f"{mb:.0f} | {fnum(c.median('disable', 'seconds'))} | {fnum(c.median('require', 'seconds'))} | "
-                  f"{fnum(c.speedup())}x | {fnum(c.efficiency('disable') * 100, '{:.0f}')}% | "
-                  f"{fnum(c.efficiency('require') * 100, '{:.0f}')}% | {len(c.pairs())} |")
+                  f"{fnum(c.speedup())}x | {pct(c.efficiency('disable'))} | "
+                  f"{pct(c.efficiency('require'))} | {len(c.pairs())} |")
 
     cpu_keys = [k for k in keys if cases[k].median("require", "server_cpu_s") is not None
                 and k[0] in ("fast", "equal") and (k[0] == "fast" or k[1] == max(
@@ -261,7 +267,7 @@ def main():
                 v = shares[k][p]
                 share, mbit, rate = med(s for s, _, _ in v), med(b for _, b, _ in v), v[0][2]
                 md.append(f"| {SCENARIOS.get(k[0], k[0])} {k[1]} | {LABELS.get(k[2], k[2])} | {p} | {rate:g} | "
-                          f"{share * 100:.1f}% | {mbit:.1f} | {mbit / rate * 100:.0f}% |")
+                          f"{share * 100:.1f}% | {mbit:.1f} | {pct(mbit / rate if rate else None)} |")
 
     costs_file = results / "costs.csv"
     if costs_file.exists():
