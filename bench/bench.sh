@@ -88,9 +88,13 @@ run_scenario() {
 		[ $((run % 2)) -eq 0 ] && order="require disable"
 		for w in $workloads; do
 			for mode in $order; do
+				rm -f "$WORK/paths.before" "$WORK/paths.after"
 				before=$(path_bytes)
 				r=$(SCALE=$scale $w $mode)
 				after=$(path_bytes)
+				# a workload may count only its timed part (catchup)
+				[ -f "$WORK/paths.before" ] && before=$(cat "$WORK/paths.before")
+				[ -f "$WORK/paths.after" ] && after=$(cat "$WORK/paths.after")
 				read -r s bytes scpu ccpu <<<"$r"
 				[ "$scpu" = - ] && scpu=
 				[ "$ccpu" = - ] && ccpu=

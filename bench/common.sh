@@ -250,6 +250,8 @@ catchup() {
 	sql 'CHECKPOINT'
 	client psql -X -q -h "$WORK/standby_sock" -p 5433 -U postgres -c 'CHECKPOINT'
 	wait_replayed "$(sql 'SELECT pg_current_wal_flush_lsn()')"
+	# the per-path byte counts of the timed part only (bench.sh reads them)
+	path_bytes >"$WORK/paths.before"
 	lsn0=$(sql 'SELECT pg_current_wal_insert_lsn()')
 	start=$(now)
 	# copying rows is much faster than the paths, so this measures them
@@ -260,6 +262,7 @@ catchup() {
 	target=$(sql 'SELECT pg_current_wal_insert_lsn()')
 	wait_replayed "$target"
 	secs=$(elapsed "$start")
+	path_bytes >"$WORK/paths.after"
 	standby_stop
 	sql 'TRUNCATE t_wal'
 	echo "$secs $(sql "SELECT pg_wal_lsn_diff('$target', '$lsn0')::bigint") - -"
