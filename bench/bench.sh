@@ -43,7 +43,7 @@ FAST_PATHS=${BENCH_FAST_PATHS:-4}
 FAST_RATE=${BENCH_FAST_RATE:-500mbit}
 FAST_WORKLOADS=${BENCH_FAST_WORKLOADS:-copy_to copy_from}
 export LAB_CC=${BENCH_CC:-reno}
-BENCH_ROWS=${BENCH_ROWS:-100000}	# about 19 MB of COPY text
+BENCH_ROWS=${BENCH_ROWS:-80000}	# about 16 MB of COPY text, a backup of about 60 MB
 PGBENCH_SECONDS=${PGBENCH_SECONDS:-10}
 trap cleanup EXIT
 bench_start=$(now)

@@ -229,17 +229,22 @@ restore)
 stats)
 	links=$(cat "$dir/paths")
 	echo "path direction bytes packets drops"
-	devstats=$(in_router cat /proc/net/dev)
-	for i in $(seq "$links"); do
-		for d in client server; do
-			dev=r${d:0:1}$i
-			drops=$(in_router tc -s qdisc show dev "$dev" | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -1)
-			# /proc/net/dev: "dev: rx_bytes rx_packets ... (8 rx fields) tx_bytes tx_packets ..."
-			awk -v dev="$dev" -v i="$i" -v d="to_$d" -v drops="${drops:-0}" '
-				{ sub(/^ +/, ""); split($0, a, ":"); if (a[1] == dev) { split(a[2], f, " "); print i, d, f[9], f[10], drops } }' \
-				<<<"$devstats"
-		done
-	done
+	# one call into the router: its interface counters (/proc/net/dev:
+	# "dev: rx_bytes rx_packets ... (8 rx fields) tx_bytes tx_packets ...")
+	# and its qdiscs' drop counts
+	in_router bash -c 'cat /proc/net/dev; echo ---; tc -s qdisc show' |
+		awk -v links="$links" '
+			$0 == "---" { q = 1; next }
+			!q { line = $0; sub(/^ +/, "", line); split(line, a, ":"); split(a[2], f, " ")
+				tx[a[1]] = f[9]; pk[a[1]] = f[10]; next }
+			/^qdisc/ { for (i = 1; i < NF; i++) if ($i == "dev") dev = $(i + 1); next }
+			/dropped/ { d = $0; sub(/.*\(dropped /, "", d); sub(/,.*/, "", d); drops[dev] = d }
+			END {
+				for (i = 1; i <= links; i++) {
+					print i, "to_client", tx["rc" i] + 0, pk["rc" i] + 0, drops["rc" i] + 0
+					print i, "to_server", tx["rs" i] + 0, pk["rs" i] + 0, drops["rs" i] + 0
+				}
+			}'
 	;;
 info)
 	echo "paths=$(cat "$dir/npaths") rates=$(paste -sd, "$dir/rates") backup=$(cat "$dir/backup") cc=$(cat "$dir/cc")"
