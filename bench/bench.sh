@@ -26,6 +26,14 @@
 # clients with listen_mptcp off and on, of MPTCP clients, the connection
 # setup time and the cost of the monitoring views (BENCH_COSTS=0 skips).
 # Raw figures go to OUTDIR/*.csv; bench/report.py makes the tables and plot.
+#
+# The defaults are the full run: about 33 minutes on this project's 2-core
+# machines (equal paths about 20, the other labs about 10, the costs 3).
+# A short check of the machinery, a few minutes:
+#   BENCH_OUT=/tmp/smoke BENCH_RUNS=1 BENCH_ROWS=20000 BENCH_FAST_SCALE=5 \
+#     PGBENCH_SECONDS=2 make bench
+# BENCH_UNEQUAL_RATES and BENCH_FASTSLOW_RATES list the fastest path first:
+# TCP runs on path 1.
 
 BIN=$1 WORK=$2 LAB=$3 OUT=$4
 . "$(dirname "$0")/common.sh"
