@@ -20,7 +20,8 @@
 # Labs faster than BENCH_RATE on their first path move proportionally more
 # data (SCALE copies of the table in COPY TO and catch-up), so that the TCP
 # runs take about as long in every scenario.  BENCH_CC (reno or bbr, default
-# reno) is the congestion control of every namespace of the lab.
+# reno) is the congestion control of every namespace of the lab; a
+# scenario written NAME:CC (e.g. "fastslow:bbr") uses CC instead.
 #
 # Then the costs on an unshaped path (loopback): pgbench -S TPS of plain TCP
 # clients with listen_mptcp off and on, of MPTCP clients, the connection
@@ -65,7 +66,7 @@ costs=$OUT/costs.csv
 	echo "# lab: router namespace, one bridge per path, tbf rate R burst 32kb latency 50ms on its egress both ways"
 	echo "scenario,paths,rates,backup,cc,scale,workload,mode,run,seconds,bytes,server_cpu_s,client_cpu_s"
 } >"$raw"
-echo "scenario,paths,workload,mode,run,path,rate_mbit,to_client_bytes,to_server_bytes" >"$pathcsv"
+echo "scenario,paths,cc,workload,mode,run,path,rate_mbit,to_client_bytes,to_server_bytes" >"$pathcsv"
 
 server_init
 server_start on
@@ -108,7 +109,7 @@ run_scenario() {
 				[ "$ccpu" = - ] && ccpu=
 				echo "$name,$n,$mbits,$backup,$LAB_CC,$scale,$w,$mode,$run,$s,$bytes,$scpu,$ccpu" >>"$raw"
 				join <(echo "$before") <(echo "$after") |
-					awk -v p="$name,$n,$w,$mode,$run" -v m="$mbits" \
+					awk -v p="$name,$n,$LAB_CC,$w,$mode,$run" -v m="$mbits" \
 						'BEGIN { split(m, rate, "/") } { print p "," $1 "," rate[$1] "," $4 - $2 "," $5 - $3 }' >>"$pathcsv"
 				say "  $name $n paths, run $run: $w over $([ $mode = disable ] && echo TCP || echo MPTCP): $s s, $bytes bytes${scpu:+, server CPU $scpu s, client CPU $ccpu s}"
 			done
@@ -116,7 +117,12 @@ run_scenario() {
 	done
 }
 
+default_cc=$LAB_CC
 for sc in $SCENARIOS; do
+	# NAME:CC runs a scenario with another congestion control
+	LAB_CC=$default_cc
+	[ "${sc#*:}" != "$sc" ] && LAB_CC=${sc#*:}
+	sc=${sc%%:*}
 	case $sc in
 	equal)
 		for n in $PATHS_LIST; do run_scenario equal "$n" "$RATE" "" "$WORKLOADS"; done ;;

@@ -117,7 +117,7 @@ def load(results):
     rows, comments = read_csv(results / "transfers.csv")
     cases = {}
     for r in rows:
-        key = (r["scenario"], int(r["paths"]), r["workload"])
+        key = (r["scenario"], int(r["paths"]), r["workload"], r["cc"])
         if key not in cases:
             cases[key] = Case(r["scenario"], int(r["paths"]), r["workload"], r["rates"],
                               r["backup"], r["cc"], r["scale"])
@@ -128,7 +128,7 @@ def load(results):
         prows, _ = read_csv(pfile)
         per_run = defaultdict(dict)  # (key, mode, run) -> path -> (bytes, rate)
         for r in prows:
-            key = (r["scenario"], int(r["paths"]), r["workload"])
+            key = (r["scenario"], int(r["paths"]), r["workload"], r.get("cc", ""))
             col = "to_server_bytes" if r["workload"] in TO_SERVER else "to_client_bytes"
             per_run[(key, r["mode"], int(r["run"]))][int(r["path"])] = (int(r[col]), float(r["rate_mbit"]))
         for (key, mode, run), paths in per_run.items():
@@ -147,7 +147,11 @@ def load(results):
 def svg_plot(cases, out):
     """Two panels against the number of equal paths: speedup (ideal N) and
     efficiency (ideal 100%)."""
-    equal = {k: c for k, c in cases.items() if k[0] == "equal" and c.pairs()}
+    # one curve per workload: the equal-path runs of the first congestion
+    # control (alphabetically) that has them
+    ccs = sorted({k[3] for k in cases if k[0] == "equal"})
+    equal = {k[:3]: c for k, c in cases.items()
+             if k[0] == "equal" and c.pairs() and ccs and k[3] == ccs[0]}
     paths = sorted({k[1] for k in equal}) or [1]
     workloads = [w for w in LABELS if any(k[2] == w for k in equal)]
     pw, ph, left, bottom, top, gap, legend = 330, 330, 55, 50, 45, 70, 150
@@ -222,7 +226,7 @@ def main():
            "- medians over the runs", ""]
 
     def order(k):
-        return (list(SCENARIOS).index(k[0]) if k[0] in SCENARIOS else 99, k[1],
+        return (list(SCENARIOS).index(k[0]) if k[0] in SCENARIOS else 99, k[3], k[1],
                 list(LABELS).index(k[2]) if k[2] in LABELS else 99)
 
     keys = sorted((k for k in cases if cases[k].pairs()), key=order)
@@ -266,7 +270,7 @@ def main():
             for p in sorted(shares[k]):
                 v = shares[k][p]
                 share, mbit, rate = med(s for s, _, _ in v), med(b for _, b, _ in v), v[0][2]
-                md.append(f"| {SCENARIOS.get(k[0], k[0])} {k[1]} | {LABELS.get(k[2], k[2])} | {p} | {rate:g} | "
+                md.append(f"| {SCENARIOS.get(k[0], k[0])} {k[1]}, {k[3]} | {LABELS.get(k[2], k[2])} | {p} | {rate:g} | "
                           f"{share * 100:.1f}% | {mbit:.1f} | {pct(mbit / rate if rate else None)} |")
 
     costs_file = results / "costs.csv"
