@@ -200,7 +200,7 @@ sub set_sysctl
 
 =item lab_up(NPATHS, RATES [, PORTS] [, backup => [I, ...]] [, cc => NAME]),
 lab_client(CMD...), lab_router(CMD...), lab_blackhole(I), lab_restore(I),
-lab_stats(), lab_down()
+lab_stats(), lab_info(), lab_down()
 
 A multipath lab inside the private network namespace, built by lab.sh
 (see there): NPATHS paths between this namespace (the server, 198.18.1.1
@@ -213,7 +213,9 @@ and NPATHS - 1 extra signalled ports 40000+I of 198.18.1.1 instead.
 ('reno' or 'bbr') is the congestion control of every namespace of the lab.
 lab_client() and lab_router() return the command line that runs CMD in the
 client or router namespace.  lab_stats() returns the bytes the router
-delivered so far, as { PATH => { to_client => BYTES, to_server => BYTES } }.
+delivered so far, as { PATH => { to_client => BYTES, to_server => BYTES } };
+lab_info() one line with the paths, rates, backup paths and congestion
+control, for the test's log.
 The lab is removed at exit, even after a failure.
 
 =cut
