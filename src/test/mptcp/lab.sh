@@ -211,11 +211,13 @@ up)
 	;;
 client)
 	shift 2
-	in_client "$@"
+	# exec: the caller's pid is CMD's own (nsenter -n execs it), so that
+	# killing it does not leave CMD running in the lab
+	exec nsenter -t "$(holder)" -n -- "$@"
 	;;
 router)
 	shift 2
-	in_router "$@"
+	exec nsenter -t "$(router)" -n -- "$@"
 	;;
 blackhole)
 	i=${3:?path number}
