@@ -4,60 +4,143 @@
 # Usage (inside a private user + network namespace; "make bench" does it):
 #   bench.sh BIN WORK LAB OUTDIR
 #
-# For 1, 2, 4 and 8 paths of BENCH_RATE each: COPY TO, COPY FROM,
-# pg_basebackup and a streaming standby's catch-up, each run over plain
-# TCP and over MPTCP in turn, BENCH_RUNS times.  Then the costs on an
-# unshaped path (loopback): pgbench -S TPS of plain TCP clients with
-# listen_mptcp off and on, of MPTCP clients, and the connection setup time.
-# Raw figures go to OUTDIR/*.csv; bench/report.py makes the table and plot.
+# Scenarios (BENCH_SCENARIOS, default all, in this order):
+#   equal            1, 2, 4 and 8 paths (BENCH_PATHS) of BENCH_RATE each:
+#                    COPY TO, COPY FROM, pg_basebackup, standby catch-up
+#   unequal          paths of BENCH_UNEQUAL_RATES (50/25/10/5 Mbit/s)
+#   fastslow         a fast and a slow path (BENCH_FASTSLOW_RATES, 100 + 2)
+#   fastslow_backup  the same, the slow path's server endpoint "backup"
+#   fast             BENCH_FAST_PATHS paths of BENCH_FAST_RATE (4 x 500
+#                    Mbit/s): where the CPU becomes the limit
+# Each workload runs over plain TCP (on path 1, the fastest: TCP on the best
+# single path) and over MPTCP in turn, BENCH_RUNS times, alternating which
+# goes first.  Every run records its time, the payload bytes, the CPU
+# seconds of the server process (backend or walsender) and of the client
+# program, and the bytes the router carried on each path in each direction.
+# Labs faster than BENCH_RATE on their first path move proportionally more
+# data (SCALE copies of the table in COPY TO and catch-up), so that the TCP
+# runs take about as long in every scenario.  BENCH_CC (reno or bbr, default
+# reno) is the congestion control of every namespace of the lab; a
+# scenario written NAME:CC (e.g. "fastslow:bbr") uses CC instead.
+#
+# Then the costs on an unshaped path (loopback): pgbench -S TPS of plain TCP
+# clients with listen_mptcp off and on, of MPTCP clients, the connection
+# setup time and the cost of the monitoring views (BENCH_COSTS=0 skips).
+# Raw figures go to OUTDIR/*.csv; bench/report.py makes the tables and plot.
+#
+# The defaults are the full run: about 33 minutes on this project's 2-core
+# machines (equal paths about 20, the other labs about 10, the costs 3).
+# A short check of the machinery, a few minutes:
+#   BENCH_OUT=/tmp/smoke BENCH_RUNS=1 BENCH_ROWS=20000 BENCH_FAST_SCALE=5 \
+#     PGBENCH_SECONDS=2 make bench
+# BENCH_UNEQUAL_RATES and BENCH_FASTSLOW_RATES list the fastest path first:
+# TCP runs on path 1.
 
 BIN=$1 WORK=$2 LAB=$3 OUT=$4
 . "$(dirname "$0")/common.sh"
 
 RATE=${BENCH_RATE:-25mbit}
 RUNS=${BENCH_RUNS:-3}
+SCENARIOS=${BENCH_SCENARIOS:-equal unequal fastslow fastslow_backup fast}
 PATHS_LIST=${BENCH_PATHS:-1 2 4 8}
 WORKLOADS=${BENCH_WORKLOADS:-copy_to copy_from basebackup catchup}
-BENCH_ROWS=${BENCH_ROWS:-100000}	# about 19 MB of COPY text
-PGBENCH_SECONDS=${PGBENCH_SECONDS:-15}
+UNEQUAL_RATES=${BENCH_UNEQUAL_RATES:-50mbit,25mbit,10mbit,5mbit}
+UNEQUAL_WORKLOADS=${BENCH_UNEQUAL_WORKLOADS:-copy_to basebackup catchup}
+FASTSLOW_RATES=${BENCH_FASTSLOW_RATES:-100mbit,2mbit}
+FASTSLOW_WORKLOADS=${BENCH_FASTSLOW_WORKLOADS:-copy_to basebackup catchup}
+FAST_PATHS=${BENCH_FAST_PATHS:-4}
+FAST_RATE=${BENCH_FAST_RATE:-500mbit}
+FAST_WORKLOADS=${BENCH_FAST_WORKLOADS:-copy_to copy_from}
+export LAB_CC=${BENCH_CC:-reno}
+BENCH_ROWS=${BENCH_ROWS:-80000}	# about 16 MB of COPY text, a backup of about 60 MB
+PGBENCH_SECONDS=${PGBENCH_SECONDS:-10}
 trap cleanup EXIT
+bench_start=$(now)
 
 mkdir -p "$OUT"
 raw=$OUT/transfers.csv
+pathcsv=$OUT/paths.csv
 costs=$OUT/costs.csv
 {
-	echo "# kernel: $(uname -sr); rate per path: $RATE; runs: $RUNS"
-	echo "workload,paths,mode,run,seconds"
+	echo "# kernel: $(uname -sr); congestion control: $LAB_CC; runs: $RUNS; rows: $BENCH_ROWS"
+	echo "# lab: router namespace, one bridge per path, tbf rate R burst 32kb latency 50ms on its egress both ways"
+	echo "scenario,paths,rates,backup,cc,scale,workload,mode,run,seconds,bytes,server_cpu_s,client_cpu_s"
 } >"$raw"
+echo "scenario,paths,cc,workload,mode,run,path,rate_mbit,to_client_bytes,to_server_bytes" >"$pathcsv"
 
 server_init
-first=1
-for n in $PATHS_LIST; do
-	say "lab: $n path(s) of $RATE"
-	lab_up "$n" "$RATE"
-	if [ -n "$first" ]; then
-		server_start on
-		load_data
-		say "data: $(sql "SELECT pg_size_pretty(pg_total_relation_size('t_bench'))") table, backup $(sql "SELECT pg_size_pretty(sum(pg_database_size(oid))) FROM pg_database")"
+server_start on
+load_data
+say "data: $BENCH_ROWS rows, $(sql "SELECT pg_size_pretty(pg_total_relation_size('t_bench'))") table, backup $(sql "SELECT pg_size_pretty(sum(pg_database_size(oid))) FROM pg_database")"
+prepared=
+
+# run_scenario NAME NPATHS RATES BACKUP WORKLOADS
+run_scenario() {
+	local name=$1 n=$2 rates=$3 backup=$4 workloads=$5 scale first mbits run order w mode r
+	local s bytes scpu ccpu before after
+	lab_up "$n" "$rates" ${backup:+backup=$backup}
+	if [ -z "$prepared" ]; then
 		standby_prepare
-		first=
+		prepared=1
 	fi
+	mbits=$(lab info | sed -n 's/.*rates=\([^ ]*\).*/\1/p' | tr , '\n' |
+		while read -r r; do rate_mbit "$r"; echo; done | paste -sd/)
+	first=${mbits%%/*}
+	scale=$(awk -v f="$first" -v b="$(rate_mbit "$RATE")" 'BEGIN { s = int(f / b + 0.5); print (s < 1 ? 1 : s) }')
+	# the fast lab: 10 copies (about 200 MB of COPY text) unless told
+	[ "$name" = fast ] && scale=${BENCH_FAST_SCALE:-10}
+	say "lab: $name, $n path(s) of $mbits Mbit/s${backup:+, backup path $backup}, $(lab info | sed 's/.* //'), scale $scale ($(elapsed "$bench_start") s so far)"
 	for run in $(seq "$RUNS"); do
 		# alternate which mode goes first, so that neither always
 		# inherits what the previous workload left behind
 		order="disable require"
 		[ $((run % 2)) -eq 0 ] && order="require disable"
-		for w in $WORKLOADS; do
+		for w in $workloads; do
 			for mode in $order; do
-				s=$($w $mode)
-				echo "$w,$n,$mode,$run,$s" >>"$raw"
-				say "  $n paths, run $run: $w over $([ $mode = disable ] && echo TCP || echo MPTCP): $s s"
+				rm -f "$WORK/paths.before" "$WORK/paths.after"
+				before=$(path_bytes)
+				r=$(SCALE=$scale $w $mode)
+				after=$(path_bytes)
+				# a workload may count only its timed part (catchup)
+				[ -f "$WORK/paths.before" ] && before=$(cat "$WORK/paths.before")
+				[ -f "$WORK/paths.after" ] && after=$(cat "$WORK/paths.after")
+				read -r s bytes scpu ccpu <<<"$r"
+				[ "$scpu" = - ] && scpu=
+				[ "$ccpu" = - ] && ccpu=
+				echo "$name,$n,$mbits,$backup,$LAB_CC,$scale,$w,$mode,$run,$s,$bytes,$scpu,$ccpu" >>"$raw"
+				join <(echo "$before") <(echo "$after") |
+					awk -v p="$name,$n,$LAB_CC,$w,$mode,$run" -v m="$mbits" \
+						'BEGIN { split(m, rate, "/") } { print p "," $1 "," rate[$1] "," $4 - $2 "," $5 - $3 }' >>"$pathcsv"
+				say "  $name $n paths, run $run: $w over $([ $mode = disable ] && echo TCP || echo MPTCP): $s s, $bytes bytes${scpu:+, server CPU $scpu s, client CPU $ccpu s}"
 			done
 		done
 	done
+}
+
+default_cc=$LAB_CC
+for sc in $SCENARIOS; do
+	# NAME:CC runs a scenario with another congestion control
+	LAB_CC=$default_cc
+	[ "${sc#*:}" != "$sc" ] && LAB_CC=${sc#*:}
+	sc=${sc%%:*}
+	case $sc in
+	equal)
+		for n in $PATHS_LIST; do run_scenario equal "$n" "$RATE" "" "$WORKLOADS"; done ;;
+	unequal)
+		run_scenario unequal "$(echo "$UNEQUAL_RATES" | tr , '\n' | wc -l)" "$UNEQUAL_RATES" "" "$UNEQUAL_WORKLOADS" ;;
+	fastslow)
+		run_scenario fastslow 2 "$FASTSLOW_RATES" "" "$FASTSLOW_WORKLOADS" ;;
+	fastslow_backup)
+		run_scenario fastslow_backup 2 "$FASTSLOW_RATES" 2 "$FASTSLOW_WORKLOADS" ;;
+	fast)
+		run_scenario fast "$FAST_PATHS" "$FAST_RATE" "" "$FAST_WORKLOADS" ;;
+	*)
+		say "unknown scenario $sc"; exit 1 ;;
+	esac
 done
 standby_stop
 lab down
+say "transfers done after $(elapsed "$bench_start") s"
 
 if [ "${BENCH_COSTS:-1}" = 0 ]; then
 	python3 "$(dirname "$0")/report.py" "$OUT" >/dev/null
@@ -111,4 +194,4 @@ sql "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SE
 wait
 say "raw figures in $OUT"
 python3 "$(dirname "$0")/report.py" "$OUT" >/dev/null
-say "table: $OUT/results.md, plot: $OUT/speedup.svg"
+say "table: $OUT/results.md, plot: $OUT/speedup.svg; $(elapsed "$bench_start") s in all"

@@ -5,7 +5,8 @@
 #   demo.sh BIN WORK LAB
 #
 # Brings up four paths of DEMO_RATE each between a client and a server
-# namespace, starts a server with listen_mptcp = on, runs pg_basebackup and
+# namespace (each path crosses a router namespace that shapes it; DEMO_CC,
+# reno or bbr, is the congestion control of every namespace of the lab), starts a server with listen_mptcp = on, runs pg_basebackup and
 # a COPY over plain TCP and then over MPTCP, shows pg_stat_mptcp during the
 # MPTCP backup, prints the comparison, and removes everything.
 
@@ -14,17 +15,17 @@ BIN=$1 WORK=$2 LAB=$3
 
 PATHS=4
 DEMO_RATE=${DEMO_RATE:-25mbit}
+export LAB_CC=${DEMO_CC:-reno}
 BENCH_ROWS=${DEMO_ROWS:-100000}
 trap cleanup EXIT
 
-say "lab: $PATHS paths of $DEMO_RATE each between a client and a server namespace (198.18.0.0/15)"
+say "lab: $PATHS paths of $DEMO_RATE each between a client and a server namespace (198.18.0.0/15), shaped on a router namespace, congestion control $LAB_CC"
 lab_up "$PATHS" "$DEMO_RATE"
 say "server: listen_mptcp = on, $(uname -sr)"
 server_init
 server_start on
 load_data
 size_copy=$(sql "SELECT pg_size_pretty(sum(length(id::text) + length(payload) + 2)) FROM t_bench")
-size_db=$(sql "SELECT pg_size_pretty(sum(pg_database_size(oid))) FROM pg_database")
 
 # Sample the backup's walsender once a second while it runs.
 sampler() {
@@ -56,14 +57,19 @@ for mode in disable require; do
 		sampler >"$WORK/samples.txt" &
 		sampler_pid=$!
 	fi
-	t[bb_$mode]=$(basebackup $mode)
+	# the workloads print "SECONDS BYTES SERVER_CPU CLIENT_CPU"
+	r=$(basebackup $mode)
+	t[bb_$mode]=${r%% *}
+	r=${r#* }
+	size_bb=$(awk -v b="${r%% *}" 'BEGIN { printf "%.0f MB", b / 1e6 }')
 	if [ $mode = require ]; then
 		touch "$WORK/sampler.stop"
 		wait "$sampler_pid" || true
 	fi
 	say "    ${t[bb_$mode]} s (backup verified with pg_verifybackup)"
 	say "COPY TO over $label ..."
-	t[copy_$mode]=$(copy_to $mode)
+	r=$(copy_to $mode)
+	t[copy_$mode]=${r%% *}
 	say "    ${t[copy_$mode]} s ($BENCH_ROWS rows received)"
 done
 
@@ -71,8 +77,8 @@ echo
 echo "Live view while the MPTCP backup ran (contrib/mptcpinfo):"
 head -n 40 "$WORK/samples.txt"
 echo
-printf '%-26s %12s %16s %9s\n' "$PATHS paths x $DEMO_RATE" "plain TCP" "MPTCP" "speedup"
-printf '%-26s %11ss %15ss %8.1fx\n' "pg_basebackup ($size_db)" "${t[bb_disable]}" "${t[bb_require]}" \
+printf '%-26s %12s %16s %9s\n' "$PATHS paths x $DEMO_RATE, $LAB_CC" "plain TCP" "MPTCP" "speedup"
+printf '%-26s %11ss %15ss %8.1fx\n' "pg_basebackup ($size_bb)" "${t[bb_disable]}" "${t[bb_require]}" \
 	"$(awk -v a="${t[bb_disable]}" -v b="${t[bb_require]}" 'BEGIN { print a / b }')"
 printf '%-26s %11ss %15ss %8.1fx\n' "COPY TO ($size_copy)" "${t[copy_disable]}" "${t[copy_require]}" \
 	"$(awk -v a="${t[copy_disable]}" -v b="${t[copy_require]}" 'BEGIN { print a / b }')"

@@ -3,9 +3,16 @@
 # src/test/mptcp/lab.sh
 #
 # A multipath lab: N network paths between a "server" (the current network
-# namespace) and a "client" (a network namespace this script creates),
-# each a veth pair with its own addresses and, optionally, a rate limit.
-# Shared by the TAP tests, the benchmark and the demo.
+# namespace) and a "client" (a network namespace this script creates).  Each
+# path crosses a "router" (a third namespace) on a bridge of its own, and the
+# router shapes it: tbf on its egress in both directions, the way the
+# kernel's tools/testing/selftests/net/mptcp/simult_flows.sh shapes paths, so
+# that a sender meets a bottleneck in the network, not back-pressure from
+# its own interface.  Shared by the TAP tests, the benchmark and the demo.
+#
+#   server (current netns)     router                      client
+#   sv<i> 198.18.i.1/24 ---- rs<i> [br<i>] rc<i> ---- cv<i> 198.18.i.2/24
+#                            tbf ->server   tbf ->client
 #
 # Run it with CAP_NET_ADMIN over the current network namespace and nothing
 # else in it that matters: in practice inside
@@ -13,23 +20,42 @@
 # (what MptcpUtils::enter_private_netns() does), so that everything it
 # creates disappears with that namespace.
 #
-# Path i (1..8): server 198.18.i.1/24 on sv<i>, client 198.18.i.2/24 on
-# cv<i>.  The server signals 198.18.i.1 for i >= 2 (MPTCP ADD_ADDR); a
-# client connecting to 198.18.1.1 opens one subflow per path.
+# The server signals 198.18.i.1 for i >= 2 (MPTCP ADD_ADDR); a client
+# connecting to 198.18.1.1 opens one subflow per path.  The server must
+# listen on every signalled address (listen_addresses = '*'): the clients
+# join at ADDR:(the server's port), and a refused join is silent.
 #
-# With "ports" after RATE, there is one link instead, and the extra paths
-# are extra ports of the server's address (signal endpoints 198.18.1.1
-# port 40000+i): the recipe for hosts with a single address.
+# With "ports", there is one link instead, and the extra paths are extra
+# ports of the server's address (signal endpoints 198.18.1.1 port 40000+i):
+# the recipe for hosts with a single address.
 #
 # Usage:
-#   lab.sh up DIR NPATHS [RATE [ports]]  RATE like 100mbit; none = unshaped
+#   lab.sh up DIR NPATHS [RATE[,RATE2,...]] [ports] [backup=I[,J...]]
+#       RATE like 25mbit, one for every path or one per path; none or
+#       omitted = unshaped.  backup=I: path I's server endpoint is
+#       "signal backup" (used only when the other paths fail).
 #   lab.sh client DIR CMD [ARG...]   run CMD in the client namespace
-#   lab.sh blackhole DIR I           drop everything on path I, both ways
-#   lab.sh restore DIR I             bring path I back
-#   lab.sh down DIR                  remove the client namespace and links
+#   lab.sh router DIR CMD [ARG...]   run CMD in the router namespace
+#   lab.sh blackhole DIR I           the router drops everything on path I
+#   lab.sh restore DIR I             bring path I back (its rate again)
+#   lab.sh stats DIR                 bytes the router delivered, per path and
+#                                    direction: lines "PATH DIRECTION BYTES
+#                                    PACKETS DROPS", DIRECTION to_client or
+#                                    to_server (DROPS: by the path's qdisc
+#                                    since it was last set up)
+#   lab.sh info DIR                  one line: paths, rates, backup paths, cc
+#   lab.sh down DIR                  remove the namespaces and links
 #
-# The client namespace is held by a process that exits by itself after
-# LAB_LIFETIME seconds (default 1800), so nothing outlives a lost caller.
+# Environment: LAB_CC=reno|bbr sets net.ipv4.tcp_congestion_control in every
+# namespace of the lab (server, router, client).  In a network namespace
+# other than the initial one the kernel accepts only what
+# net.ipv4.tcp_allowed_congestion_control lists, so only reno and bbr are
+# offered.  Without LAB_CC, each namespace keeps what it inherited (the
+# host's default); "info" says which one is in use.
+#
+# The router and client namespaces are each held by a process that exits by
+# itself after LAB_LIFETIME seconds (default 1800), so nothing outlives a
+# lost caller.
 
 set -euo pipefail
 # ip and tc live in sbin on some systems, outside an ordinary user's PATH
@@ -39,83 +65,205 @@ die() { echo "lab.sh: $*" >&2; exit 1; }
 
 cmd=${1:-}
 dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: lab.sh up|client|blackhole|restore|down DIR ..."
+[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: lab.sh up|client|router|blackhole|restore|stats|info|down DIR ..."
 
 holder() { cat "$dir/holder.pid" 2>/dev/null || die "no lab in $dir"; }
+router() { cat "$dir/router.pid" 2>/dev/null || die "no lab in $dir"; }
 in_client() { nsenter -t "$(holder)" -n -- "$@"; }
+in_router() { nsenter -t "$(router)" -n -- "$@"; }
 
+path_rate() { sed -n "${1}p" "$dir/rates"; }
+
+# The router's egress toward the server (rs<i>) and toward the client
+# (rc<i>): tbf with the path's rate, or a plain FIFO when unshaped.
 shape() {
-	local i=$1 rate
-	rate=$(cat "$dir/rate")
-	if [ "$rate" = none ]; then
-		tc qdisc replace dev "sv$i" root pfifo limit 10000
-		in_client tc qdisc replace dev "cv$i" root pfifo limit 10000
-	else
-		# tbf: a token bucket per direction; burst allows a few packets
-		tc qdisc replace dev "sv$i" root tbf rate "$rate" burst 64kb latency 100ms
-		in_client tc qdisc replace dev "cv$i" root tbf rate "$rate" burst 64kb latency 100ms
-	fi
+	local i=$1 rate dev
+	rate=$(path_rate "$i")
+	[ -n "$rate" ] || die "no path $i"
+	for dev in "rs$i" "rc$i"; do
+		if [ "$rate" = none ]; then
+			in_router tc qdisc replace dev "$dev" root pfifo limit 10000
+		else
+			in_router tc qdisc replace dev "$dev" root tbf rate "$rate" burst 32kb latency 50ms
+		fi
+	done
+}
+
+# Start a process that holds a new network namespace; print its pid.
+start_holder() {
+	unshare -n sleep "${LAB_LIFETIME:-1800}" </dev/null >/dev/null 2>&1 &
+	local pid=$!
+	# wait (bounded) until it is in its own namespace
+	for _ in $(seq 100); do
+		[ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/$$/ns/net)" ] && break
+		sleep 0.02
+	done
+	[ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/$$/ns/net)" ] ||
+		die "could not create a network namespace"
+	echo "$pid"
+}
+
+# No IPv6 on the lab's links: no router solicitations or DAD in the byte
+# counts.  Quietly skipped where IPv6 is absent.
+no_ipv6() {
+	echo 1 >"/proc/sys/net/ipv6/conf/$1/disable_ipv6" 2>/dev/null || true
+}
+
+set_cc() {
+	echo "$1" >/proc/sys/net/ipv4/tcp_congestion_control ||
+		die "could not set congestion control $1 (allowed here: $(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control))"
 }
 
 case $cmd in
 up)
 	n=${3:-}
-	rate=${4:-none}
-	ports=${5:-}
 	[[ "$n" =~ ^[1-8]$ ]] || die "NPATHS must be 1 to 8"
+	rates=none ports= backup=
+	shift 3
+	for arg in "$@"; do
+		case $arg in
+		ports) ports=1 ;;
+		backup=*) backup=${arg#backup=} ;;
+		*) rates=$arg ;;
+		esac
+	done
+	[ -z "$rates" ] && rates=none
+	links=$n
+	[ -n "$ports" ] && links=1
+	IFS=, read -r -a rate_list <<<"$rates"
+	if [ "${#rate_list[@]}" -eq 1 ]; then
+		for i in $(seq 2 "$links"); do rate_list+=("${rate_list[0]}"); done
+	fi
+	[ "${#rate_list[@]}" -eq "$links" ] || die "$links link(s) but ${#rate_list[@]} rates: $rates"
+	for r in "${rate_list[@]}"; do
+		[[ "$r" =~ ^(none|[0-9]+(\.[0-9]+)?([kmg]?bit|[kmg]?bps)?)$ ]] || die "bad rate: $r"
+	done
+	IFS=, read -r -a backup_list <<<"$backup"
+	for b in "${backup_list[@]}"; do
+		[[ "$b" =~ ^[2-8]$ ]] && [ "$b" -le "$n" ] || die "backup=$backup: paths 2 to $n only (path 1 carries the initial subflow)"
+	done
+	cc=${LAB_CC:-}
+	case $cc in
+	'' | reno | bbr) ;;
+	*) die "LAB_CC=$cc: only reno and bbr are allowed in a network namespace other than the initial one" ;;
+	esac
 	command -v nsenter >/dev/null || die "nsenter (util-linux) is needed"
 	ip link set lo up 2>/dev/null || die "no CAP_NET_ADMIN here: run inside 'unshare -Un --map-user=\$(id -u) --keep-caps' or as root in a namespace"
+	[ "$(readlink /proc/1/ns/net 2>/dev/null)" != "$(readlink /proc/$$/ns/net)" ] ||
+		die "this is the initial network namespace: run the lab inside 'unshare -n' (or -Un, see above)"
 	mkdir -p "$dir"
-	echo "$rate" >"$dir/rate"
-	unshare -n sleep "${LAB_LIFETIME:-1800}" </dev/null >/dev/null 2>&1 &
-	echo $! >"$dir/holder.pid"
-	# wait (bounded) until the holder is in its own namespace
-	for _ in $(seq 50); do
-		[ "$(readlink /proc/$!/ns/net)" != "$(readlink /proc/$$/ns/net)" ] && break
-		sleep 0.02
-	done
+	printf '%s\n' "${rate_list[@]}" >"$dir/rates"
+	echo "$links" >"$dir/paths"
+	echo "$n" >"$dir/npaths"
+	echo "$backup" >"$dir/backup"
+	router_pid=$(start_holder)
+	echo "$router_pid" >"$dir/router.pid"
+	client_pid=$(start_holder)
+	echo "$client_pid" >"$dir/holder.pid"
+	in_router ip link set lo up
 	in_client ip link set lo up
+	if [ -n "$cc" ]; then
+		set_cc "$cc"
+		in_router bash -c "echo $cc >/proc/sys/net/ipv4/tcp_congestion_control" ||
+			die "could not set congestion control $cc in the router"
+		in_client bash -c "echo $cc >/proc/sys/net/ipv4/tcp_congestion_control" ||
+			die "could not set congestion control $cc in the client"
+	fi
+	cat /proc/sys/net/ipv4/tcp_congestion_control >"$dir/cc"
 	ip mptcp limits set subflows 8 add_addr_accepted 0
 	ip mptcp endpoint flush
 	in_client ip mptcp limits set subflows $((n - 1)) add_addr_accepted $((n - 1))
-	links=$n
-	[ "$ports" = ports ] && links=1
-	echo "$links" >"$dir/paths"
 	for i in $(seq "$links"); do
-		ip link add "sv$i" type veth peer name "cv$i" netns "$(holder)"
+		# server <-> router
+		ip link add "sv$i" type veth peer name "rs$i" netns "$router_pid"
+		no_ipv6 "sv$i"
 		ip addr add "198.18.$i.1/24" dev "sv$i"
 		ip link set "sv$i" up
+		# router <-> client, and the router's bridge for this path
+		in_router ip link add "rc$i" type veth peer name "cv$i" netns "$client_pid"
+		in_router ip link add "br$i" type bridge
+		in_router bash -c "for d in rs$i rc$i br$i; do echo 1 >/proc/sys/net/ipv6/conf/\$d/disable_ipv6 2>/dev/null || true; done"
+		in_router ip link set "rs$i" master "br$i"
+		in_router ip link set "rc$i" master "br$i"
+		in_router ip link set "rs$i" up
+		in_router ip link set "rc$i" up
+		in_router ip link set "br$i" up
+		in_client bash -c "echo 1 >/proc/sys/net/ipv6/conf/cv$i/disable_ipv6 2>/dev/null || true"
 		in_client ip addr add "198.18.$i.2/24" dev "cv$i"
 		in_client ip link set "cv$i" up
 		shape "$i"
-		if [ "$i" -ge 2 ]; then
-			ip mptcp endpoint add "198.18.$i.1" dev "sv$i" signal
-		fi
 	done
-	if [ "$ports" = ports ]; then
+	is_backup() { [[ ",$backup," == *",$1,"* ]]; }
+	if [ -n "$ports" ]; then
 		for i in $(seq 2 "$n"); do
-			ip mptcp endpoint add 198.18.1.1 dev sv1 port $((40000 + i)) signal
+			ip mptcp endpoint add 198.18.1.1 dev sv1 port $((40000 + i)) signal $(is_backup "$i" && echo backup)
+		done
+	else
+		for i in $(seq 2 "$n"); do
+			ip mptcp endpoint add "198.18.$i.1" dev "sv$i" signal $(is_backup "$i" && echo backup)
 		done
 	fi
+	# bounded wait until the bridges forward (immediate without STP)
+	for _ in $(seq 50); do
+		[ "$(in_router bridge link show | grep -c 'state forwarding')" -ge $((2 * links)) ] && break
+		sleep 0.1
+	done
 	;;
 client)
 	shift 2
-	in_client "$@"
+	# exec: the caller's pid is CMD's own (nsenter -n execs it), so that
+	# killing it does not leave CMD running in the lab
+	exec nsenter -t "$(holder)" -n -- "$@"
+	;;
+router)
+	shift 2
+	exec nsenter -t "$(router)" -n -- "$@"
 	;;
 blackhole)
 	i=${3:?path number}
-	tc qdisc replace dev "sv$i" root pfifo limit 0
-	in_client tc qdisc replace dev "cv$i" root pfifo limit 0
+	[ -n "$(path_rate "$i")" ] || die "no path $i"
+	in_router tc qdisc replace dev "rs$i" root pfifo limit 0
+	in_router tc qdisc replace dev "rc$i" root pfifo limit 0
 	;;
 restore)
 	shape "${3:?path number}"
 	;;
+stats)
+	links=$(cat "$dir/paths")
+	echo "path direction bytes packets drops"
+	# one call into the router: its interface counters (/proc/net/dev:
+	# "dev: rx_bytes rx_packets ... (8 rx fields) tx_bytes tx_packets ...")
+	# and its qdiscs' drop counts
+	in_router bash -c 'cat /proc/net/dev; echo ---; tc -s qdisc show' |
+		awk -v links="$links" '
+			$0 == "---" { q = 1; next }
+			!q { line = $0; sub(/^ +/, "", line); split(line, a, ":"); split(a[2], f, " ")
+				tx[a[1]] = f[9]; pk[a[1]] = f[10]; next }
+			/^qdisc/ { for (i = 1; i < NF; i++) if ($i == "dev") dev = $(i + 1); next }
+			/dropped/ { d = $0; sub(/.*\(dropped /, "", d); sub(/,.*/, "", d); drops[dev] = d }
+			END {
+				for (i = 1; i <= links; i++) {
+					print i, "to_client", tx["rc" i] + 0, pk["rc" i] + 0, drops["rc" i] + 0
+					print i, "to_server", tx["rs" i] + 0, pk["rs" i] + 0, drops["rs" i] + 0
+				}
+			}'
+	;;
+info)
+	echo "paths=$(cat "$dir/npaths") rates=$(paste -sd, "$dir/rates") backup=$(cat "$dir/backup") cc=$(cat "$dir/cc")"
+	;;
 down)
-	if [ -f "$dir/holder.pid" ]; then
-		n=$(cat "$dir/paths")
+	if [ -f "$dir/holder.pid" ] || [ -f "$dir/router.pid" ]; then
+		n=$(cat "$dir/paths" 2>/dev/null || echo 8)
 		for i in $(seq "$n"); do ip link del "sv$i" 2>/dev/null || true; done
-		kill "$(holder)" 2>/dev/null || true
-		rm -f "$dir/holder.pid"
+		for f in holder.pid router.pid; do
+			pid=$(cat "$dir/$f" 2>/dev/null || true)
+			# only our own holder: a sleep in a namespace other than ours
+			if [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = sleep ] &&
+				[ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/$$/ns/net)" ]; then
+				kill "$pid" 2>/dev/null || true
+			fi
+			rm -f "$dir/$f"
+		done
 	fi
 	ip mptcp endpoint flush 2>/dev/null || true
 	;;

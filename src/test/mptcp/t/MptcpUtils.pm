@@ -198,16 +198,25 @@ sub set_sysctl
 
 =pod
 
-=item lab_up(NPATHS, RATE), lab_client(CMD...), lab_blackhole(I),
-lab_restore(I), lab_down()
+=item lab_up(NPATHS, RATES [, PORTS] [, backup => [I, ...]] [, cc => NAME]),
+lab_client(CMD...), lab_router(CMD...), lab_blackhole(I), lab_restore(I),
+lab_stats(), lab_info(), lab_down()
 
 A multipath lab inside the private network namespace, built by lab.sh
-(see there): NPATHS veth paths between this namespace (the server,
-198.18.1.1 and signalled 198.18.I.1) and a client namespace, each limited
-to RATE (e.g. '50mbit') or unshaped (undef); with PORTS true, one link and
-NPATHS - 1 extra signalled ports 40000+I of 198.18.1.1 instead.  lab_client() returns the
-command line that runs CMD in the client namespace.  The lab is removed at
-exit, even after a failure.
+(see there): NPATHS paths between this namespace (the server, 198.18.1.1
+and signalled 198.18.I.1) and a client namespace, each crossing a router
+namespace that shapes it in both directions.  RATES is one rate for every
+path (e.g. '50mbit'), a list with one per path (['20mbit', '2mbit'] or
+'20mbit,2mbit'), or undef for unshaped paths.  With PORTS true, one link
+and NPATHS - 1 extra signalled ports 40000+I of 198.18.1.1 instead.
+"backup" lists the paths whose server endpoint is "signal backup"; "cc"
+('reno' or 'bbr') is the congestion control of every namespace of the lab.
+lab_client() and lab_router() return the command line that runs CMD in the
+client or router namespace.  lab_stats() returns the bytes the router
+delivered so far, as { PATH => { to_client => BYTES, to_server => BYTES } };
+lab_info() one line with the paths, rates, backup paths and congestion
+control, for the test's log.
+The lab is removed at exit, even after a failure.
 
 =cut
 
@@ -216,16 +225,21 @@ my $lab_script = Cwd::abs_path(File::Basename::dirname(__FILE__) . "/../lab.sh")
 
 sub lab_up
 {
-	my ($npaths, $rate, $ports) = @_;
+	my ($npaths, $rates, @rest) = @_;
 	die "lab_up outside the private network namespace"
 	  unless $ENV{PG_MPTCP_IN_NETNS};
+	# an odd number of further arguments: the first is PORTS
+	my $ports = @rest % 2 ? shift @rest : undef;
+	my %opt = @rest;
+	$rates = join(',', @$rates) if ref $rates;
 	$lab_dir //= PostgreSQL::Test::Utils::tempdir('lab');
+	my @args = ($lab_dir, $npaths, $rates // 'none');
+	push @args, 'ports' if $ports || $opt{ports};
+	push @args, 'backup=' . join(',', @{ $opt{backup} })
+	  if $opt{backup} && @{ $opt{backup} };
+	local $ENV{LAB_CC} = $opt{cc} if defined $opt{cc};
 	my ($stdout, $stderr);
-	IPC::Run::run(
-		[
-			'bash', $lab_script, 'up', $lab_dir, $npaths, $rate // 'none',
-			$ports ? 'ports' : ()
-		],
+	IPC::Run::run([ 'bash', $lab_script, 'up', @args ],
 		'>', \$stdout, '2>', \$stderr)
 	  or die "lab.sh up failed: $stderr";
 	return;
@@ -234,6 +248,11 @@ sub lab_up
 sub lab_client
 {
 	return ('bash', $lab_script, 'client', $lab_dir, @_);
+}
+
+sub lab_router
+{
+	return ('bash', $lab_script, 'router', $lab_dir, @_);
 }
 
 sub lab_run
@@ -247,6 +266,25 @@ sub lab_run
 
 sub lab_blackhole { lab_run('blackhole', $lab_dir, $_[0]); return; }
 sub lab_restore { lab_run('restore', $lab_dir, $_[0]); return; }
+
+sub lab_stats
+{
+	my %stats;
+	for my $line (split /\n/, lab_run('stats', $lab_dir))
+	{
+		my ($path, $dir, $bytes) = split ' ', $line;
+		next unless defined $bytes && $bytes =~ /^\d+$/;
+		$stats{$path}{$dir} = $bytes;
+	}
+	return \%stats;
+}
+
+sub lab_info
+{
+	my $info = lab_run('info', $lab_dir);
+	chomp $info;
+	return $info;
+}
 
 sub lab_down
 {
