@@ -54,6 +54,7 @@ FAST_WORKLOADS=${BENCH_FAST_WORKLOADS:-copy_to copy_from}
 export LAB_CC=${BENCH_CC:-reno}
 BENCH_ROWS=${BENCH_ROWS:-80000}	# about 16 MB of COPY text, a backup of about 60 MB
 PGBENCH_SECONDS=${PGBENCH_SECONDS:-10}
+COST_ROUNDS=${BENCH_COST_ROUNDS:-8}
 trap cleanup EXIT
 bench_start=$(now)
 
@@ -147,31 +148,50 @@ if [ "${BENCH_COSTS:-1}" = 0 ]; then
 	exit 0
 fi
 
-# Costs on an unshaped path: loopback in the server namespace.
-say "costs: pgbench on loopback, $PGBENCH_SECONDS s per figure"
+# Costs on an unshaped path: loopback in the server namespace.  Short
+# queries are where MPTCP costs most (per-packet work, no bandwidth to win),
+# so this is the worst case.  Each round compares, side by side, a server
+# with listen_mptcp off and one with it on (plain TCP clients both times),
+# and on the latter MPTCP clients against plain TCP clients; the order
+# alternates between rounds, and the report takes each round's ratio.
+say "costs: pgbench -S on loopback, $COST_ROUNDS rounds of $PGBENCH_SECONDS s per figure"
 echo "figure,round,value" >"$costs"
 pgbench -q -i -s 10 -h 127.0.0.1 -p "$PGPORT_LAB" postgres >/dev/null 2>&1
 tps() { sed -n 's/^tps = \([0-9.]*\).*/\1/p'; }
 conn_ms() { sed -n 's/^average connection time = \([0-9.]*\) ms/\1/p'; }
-for round in $(seq "$RUNS"); do
-	for listen in off on; do
+pgbench_tps() { PGMPTCP=$1 pgbench -n -S -c 4 -j 2 -T "$PGBENCH_SECONDS" -h 127.0.0.1 -p "$PGPORT_LAB" postgres 2>/dev/null | tps; }
+for round in $(seq "$COST_ROUNDS"); do
+	listens="off on" clients="disable require"
+	[ $((round % 2)) -eq 0 ] && listens="on off" clients="require disable"
+	for listen in $listens; do
 		server_stop
 		server_start $listen
-		v=$(pgbench -n -S -c 4 -j 2 -T "$PGBENCH_SECONDS" -h 127.0.0.1 -p "$PGPORT_LAB" postgres 2>/dev/null | tps)
-		echo "tcp_clients_listen_$listen,$round,$v" >>"$costs"
-		say "  round $round: TCP clients, listen_mptcp=$listen: $v TPS"
-	done
-	v=$(PGMPTCP=require pgbench -n -S -c 4 -j 2 -T "$PGBENCH_SECONDS" -h 127.0.0.1 -p "$PGPORT_LAB" postgres 2>/dev/null | tps)
-	echo "mptcp_clients,$round,$v" >>"$costs"
-	say "  round $round: MPTCP clients: $v TPS"
-	for mode in disable require; do
-		v=$(PGMPTCP=$mode pgbench -n -S -C -c 2 -j 2 -T 5 -h 127.0.0.1 -p "$PGPORT_LAB" postgres 2>/dev/null | conn_ms)
-		echo "connect_ms_$mode,$round,$v" >>"$costs"
-		say "  round $round: connection setup, mptcp=$mode: $v ms"
+		pgbench -n -S -c 4 -j 2 -T 1 -h 127.0.0.1 -p "$PGPORT_LAB" postgres >/dev/null 2>&1 # warm-up
+		if [ $listen = off ]; then
+			v=$(pgbench_tps disable)
+			echo "tcp_clients_listen_off,$round,$v" >>"$costs"
+			say "  round $round: TCP clients, listen_mptcp=off: $v TPS"
+			continue
+		fi
+		for mode in $clients; do
+			v=$(pgbench_tps $mode)
+			if [ $mode = disable ]; then
+				echo "tcp_clients_listen_on,$round,$v" >>"$costs"
+				say "  round $round: TCP clients, listen_mptcp=on: $v TPS"
+			else
+				echo "mptcp_clients,$round,$v" >>"$costs"
+				say "  round $round: MPTCP clients: $v TPS"
+			fi
+		done
+		for mode in $clients; do
+			v=$(PGMPTCP=$mode pgbench -n -S -C -c 2 -j 2 -T 5 -h 127.0.0.1 -p "$PGPORT_LAB" postgres 2>/dev/null | conn_ms)
+			echo "connect_ms_$mode,$round,$v" >>"$costs"
+			say "  round $round: connection setup, mptcp=$mode: $v ms"
+		done
 	done
 done
-# The cost of the monitoring view with 100 MPTCP clients connected.
-say "costs: SELECT * FROM pg_stat_mptcp with 100 MPTCP clients"
+# The cost of the monitoring views with 100 MPTCP clients connected.
+say "costs: SELECT * FROM each mptcpinfo view with 100 MPTCP clients"
 for i in $(seq 100); do
 	PGMPTCP=require psql -X -q -h 127.0.0.1 -p "$PGPORT_LAB" -c 'SELECT pg_sleep(120)' >/dev/null 2>&1 &
 done
@@ -179,11 +199,10 @@ for _ in $(seq 200); do
 	[ "$(sql "SELECT count(*) FROM pg_stat_mptcp WHERE mptcp")" -ge 100 ] && break
 	sleep 0.1
 done
-echo 'SELECT * FROM pg_stat_mptcp;' >"$WORK/view.sql"
-echo 'SELECT * FROM pg_stat_mptcp_subflows;' >"$WORK/subflows.sql"
-echo 'SELECT * FROM pg_stat_activity;' >"$WORK/activity.sql"
+views="pg_stat_mptcp pg_stat_mptcp_subflows pg_mptcp_endpoints pg_mptcp_settings pg_stat_mptcp_counters pg_stat_activity"
+for v in $views; do echo "SELECT * FROM $v;" >"$WORK/$v.sql"; done
 for round in $(seq "$RUNS"); do
-	for q in view subflows activity; do
+	for q in $views; do
 		v=$(pgbench -n -f "$WORK/$q.sql" -c 1 -T 5 -h "$WORK" -p "$PGPORT_LAB" postgres 2>/dev/null |
 			sed -n 's/^latency average = \([0-9.]*\) ms/\1/p')
 		echo "${q}_ms_100_clients,$round,$v" >>"$costs"

@@ -281,27 +281,38 @@ def main():
             if r["value"]:
                 by[r["figure"]].append(float(r["value"]))
         medc = {k: statistics.median(v) for k, v in by.items()}
-        md += ["", "## Costs on an unshaped path (loopback; pgbench -S with 4 clients)", "",
-               "| figure | median | runs |", "|---|---:|---:|"]
+        md += ["", "## Costs on an unshaped path (loopback; pgbench -S, 4 clients)", "",
+               "| figure | median | min | max | rounds |", "|---|---:|---:|---:|---:|"]
         names = {
             "tcp_clients_listen_off": "TPS, plain TCP clients, listen_mptcp = off",
             "tcp_clients_listen_on": "TPS, plain TCP clients, listen_mptcp = on",
             "mptcp_clients": "TPS, MPTCP clients (listen_mptcp = on)",
             "connect_ms_disable": "connection setup ms, plain TCP (pgbench -C)",
             "connect_ms_require": "connection setup ms, MPTCP (pgbench -C)",
-            "view_ms_100_clients": "ms per SELECT * FROM pg_stat_mptcp, 100 MPTCP clients",
-            "subflows_ms_100_clients": "ms per SELECT * FROM pg_stat_mptcp_subflows, 100 MPTCP clients",
-            "activity_ms_100_clients": "ms per SELECT * FROM pg_stat_activity (reference), same",
         }
+        for view in ("pg_stat_mptcp", "pg_stat_mptcp_subflows", "pg_mptcp_endpoints",
+                     "pg_mptcp_settings", "pg_stat_mptcp_counters", "pg_stat_activity"):
+            names[f"{view}_ms_100_clients"] = (f"ms per SELECT * FROM {view}, 100 MPTCP clients connected"
+                                               + (" (reference)" if view == "pg_stat_activity" else ""))
         for k, label in names.items():
             if k in medc:
-                md.append(f"| {label} | {medc[k]:.2f} | {len(by[k])} |")
-        if "tcp_clients_listen_off" in medc and "tcp_clients_listen_on" in medc:
-            md += ["", f"Plain TCP clients with listen_mptcp = on: "
-                   f"{(medc['tcp_clients_listen_on'] / medc['tcp_clients_listen_off'] - 1) * 100:+.1f}% TPS."]
-        if "mptcp_clients" in medc and "tcp_clients_listen_on" in medc:
-            md += [f"MPTCP clients vs plain TCP clients: "
-                   f"{(medc['mptcp_clients'] / medc['tcp_clients_listen_on'] - 1) * 100:+.1f}% TPS."]
+                md.append(f"| {label} | {medc[k]:.2f} | {min(by[k]):.2f} | {max(by[k]):.2f} | {len(by[k])} |")
+
+        # ratios round by round: both figures of a round ran side by side
+        per_round = defaultdict(dict)
+        for r in rows:
+            if r["value"]:
+                per_round[r["round"]][r["figure"]] = float(r["value"])
+
+        def ratio_line(label, num, den):
+            v = sorted(d[num] / d[den] for d in per_round.values() if num in d and den in d and d[den])
+            if v:
+                md.append(f"| {label} | {statistics.median(v):.3f} | {v[0]:.3f} | {v[-1]:.3f} | {len(v)} |")
+
+        md += ["", "| ratio, round by round | median | min | max | rounds |", "|---|---:|---:|---:|---:|"]
+        ratio_line("plain TCP clients: listen_mptcp on / off (TPS)", "tcp_clients_listen_on", "tcp_clients_listen_off")
+        ratio_line("MPTCP clients / plain TCP clients, same server (TPS)", "mptcp_clients", "tcp_clients_listen_on")
+        ratio_line("connection setup: MPTCP / plain TCP (ms)", "connect_ms_require", "connect_ms_disable")
     md += ["", "![speedup and efficiency against equal paths](speedup.svg)", ""]
     (results / "results.md").write_text("\n".join(md))
     svg_plot(cases, results / "speedup.svg")
