@@ -12,6 +12,7 @@
 #   fastslow_backup  the same, the slow path's server endpoint "backup"
 #   fast             BENCH_FAST_PATHS paths of BENCH_FAST_RATE (4 x 500
 #                    Mbit/s): where the CPU becomes the limit
+#   none             no transfers: the costs only
 # Each workload runs over plain TCP (on path 1, the fastest: TCP on the best
 # single path) and over MPTCP in turn, BENCH_RUNS times, alternating which
 # goes first.  Every run records its time, the payload bytes, the CPU
@@ -135,6 +136,7 @@ for sc in $SCENARIOS; do
 		run_scenario fastslow_backup 2 "$FASTSLOW_RATES" 2 "$FASTSLOW_WORKLOADS" ;;
 	fast)
 		run_scenario fast "$FAST_PATHS" "$FAST_RATE" "" "$FAST_WORKLOADS" ;;
+	none) ;; # the costs only
 	*)
 		say "unknown scenario $sc"; exit 1 ;;
 	esac
