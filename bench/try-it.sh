@@ -4,7 +4,7 @@
 # repository after "make install", as an unprivileged user:
 #   unshare -Un --map-user=$(id -u) --map-group=$(id -g) --keep-caps bash bench/try-it.sh [BIN]
 set -euo pipefail
-export PATH=${1:-$PWD/.work/install/bin}:$PATH
+export PATH=${1:-$PWD/.work/18/install/bin}:$PATH
 trap 'pg_ctl -D /tmp/pgmp -w stop >/dev/null 2>&1 || true; bash src/test/mptcp/lab.sh down /tmp/lab' EXIT
 
 bash src/test/mptcp/lab.sh up /tmp/lab 2 50mbit
