@@ -63,12 +63,14 @@ sub query
 		connstr => $connstr . (defined $role ? " user=$role" : ''));
 }
 
+# (extra_params rather than connstr, which PostgreSQL 17's background_psql()
+# lacks: psql takes the last -d it is given)
 my $plain = $node->background_psql('postgres',
-	connstr => "$connstr application_name=plain_tcp");
+	extra_params => [ '-d' => "$connstr application_name=plain_tcp" ]);
 my $mp = $node->background_psql('postgres',
-	connstr => "$connstr mptcp=1 application_name=mptcp_conn");
+	extra_params => [ '-d' => "$connstr mptcp=1 application_name=mptcp_conn" ]);
 my $other = $node->background_psql('postgres',
-	connstr => "$connstr mptcp=1 user=regress_mptcp_other application_name=other_role");
+	extra_params => [ '-d' => "$connstr mptcp=1 user=regress_mptcp_other application_name=other_role" ]);
 my $plain_pid = $plain->query_safe('SELECT pg_backend_pid()');
 my $mp_pid = $mp->query_safe('SELECT pg_backend_pid()');
 my $other_pid = $other->query_safe('SELECT pg_backend_pid()');
