@@ -112,14 +112,6 @@ sub finish_client
 my $copy_expected = $primary->safe_psql('postgres',
 	"SELECT md5(string_agg(id || E'\\t' || payload || E'\\n', '' ORDER BY id)) FROM t_data");
 
-sub file_md5
-{
-	my ($file) = @_;
-	my ($out, $err);
-	IPC::Run::run([ 'md5sum', $file ], '>', \$out, '2>', \$err) or die $err;
-	return (split ' ', $out)[0];
-}
-
 ### Aggregation: COPY TO and pg_basebackup over all paths
 
 my $copy_file = "$tempdir/copy.out";
@@ -128,7 +120,7 @@ my ($h) = start_client(
 	'-c', $copy_sql);
 my ($t, $rc) = finish_client($h, 'COPY TO, 4 paths');
 is($rc, 0, 'COPY TO over MPTCP succeeds');
-is(file_md5($copy_file), $copy_expected, 'COPY TO over MPTCP: data identical');
+is(MptcpUtils::file_md5($copy_file), $copy_expected, 'COPY TO over MPTCP: data identical');
 my $copy_bytes = -s $copy_file;
 my $one_path = $seconds_per_path->($copy_bytes);
 cmp_ok($t, '<', 0.7 * $one_path,
@@ -157,7 +149,7 @@ my $holed;
 ($t, $rc, $holed) = finish_client($h, 'COPY TO', blackhole => 1, after => 0.5);
 ok($holed, 'COPY TO: path 1 was blackholed while it ran');
 is($rc, 0, 'COPY TO survives losing a path');
-is(file_md5($copy_file), $copy_expected, 'COPY TO after losing a path: data identical');
+is(MptcpUtils::file_md5($copy_file), $copy_expected, 'COPY TO after losing a path: data identical');
 
 # COPY FROM, losing path 2.
 ($h) = start_client(
@@ -181,30 +173,8 @@ command_ok([ 'pg_verifybackup', "$tempdir/bb2" ],
 	'pg_basebackup after losing a path: backup verifies');
 
 # A streaming standby in the client namespace, catching up over MPTCP.
-$primary->backup('standby_base');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'standby_base', has_streaming => 1);
-$standby->append_conf(
-	'postgresql.conf', qq(
-primary_conninfo = '$remote mptcp=require application_name=lab_standby'
-listen_addresses = '127.0.0.1'
-));
-
-sub standby_psql
-{
-	my ($sql) = @_;
-	my ($out, $err);
-	IPC::Run::run(
-		[
-			MptcpUtils::lab_client(
-				'psql', '-X', '-At', '-d',
-				'host=127.0.0.1 port=' . $standby->port . ' dbname=postgres',
-				'-c', $sql)
-		],
-		'>', \$out, '2>', \$err);
-	chomp $out if defined $out;
-	return $out // '';
-}
+my $standby = MptcpUtils::lab_standby($primary,
+	"$remote mptcp=require application_name=lab_standby");
 
 # While the standby is down, the primary writes about 16 MB of WAL.
 $primary->safe_psql('postgres',
@@ -213,13 +183,7 @@ $primary->safe_psql('postgres',
 $expected = $primary->safe_psql('postgres', sprintf($checksum_sql, 't_data'));
 my $target_lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
 
-command_ok(
-	[
-		MptcpUtils::lab_client(
-			'pg_ctl', '--pgdata' => $standby->data_dir,
-			'--log' => $standby->logfile, '--wait', 'start')
-	],
-	'standby starts in the client namespace');
+MptcpUtils::lab_start_standby($standby);
 my $start = time;
 my $caught_up;
 my $standby_holed;
@@ -230,14 +194,14 @@ while (time - $start < 240)
 		MptcpUtils::lab_blackhole(4);
 		$standby_holed = 1;
 	}
-	$caught_up = standby_psql(
+	$caught_up = MptcpUtils::lab_psql($standby,
 		"SELECT pg_last_wal_replay_lsn() >= '$target_lsn'::pg_lsn");
 	last if $caught_up eq 't';
 	usleep(200_000);
 }
 note sprintf('standby catch-up: %.2f s, path 4 blackholed after 1 s', time - $start);
 is($caught_up, 't', 'standby catches up while a path is lost');
-is(standby_psql(sprintf($checksum_sql, 't_data')),
+is(MptcpUtils::lab_psql($standby, sprintf($checksum_sql, 't_data')),
 	$expected, 'standby: replicated data identical');
 like(
 	$primary->safe_psql(

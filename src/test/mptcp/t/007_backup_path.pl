@@ -68,14 +68,6 @@ my $checksum_sql =
   "SELECT count(*) || ':' || md5(string_agg(id || '=' || payload, ',' ORDER BY id)) FROM t_data";
 my $tempdir = PostgreSQL::Test::Utils::tempdir;
 
-sub file_md5
-{
-	my ($file) = @_;
-	my ($out, $err);
-	IPC::Run::run([ 'md5sum', $file ], '>', \$out, '2>', \$err) or die $err;
-	return (split ' ', $out)[0];
-}
-
 # bytes the router carried toward the client on path I since $before
 sub to_client
 {
@@ -123,7 +115,7 @@ my $ok = IPC::Run::run(
 	'>', $copy_file, '2>', \$err);
 note sprintf('COPY TO, both paths up: %.2f s', time - $start);
 ok($ok, 'COPY TO with both paths up succeeds');
-is(file_md5($copy_file), $copy_expected, 'COPY TO with both paths up: data identical');
+is(MptcpUtils::file_md5($copy_file), $copy_expected, 'COPY TO with both paths up: data identical');
 my $copy_bytes = -s $copy_file;
 my $slow = to_client($before, 2);
 my $fast = to_client($before, 1);
@@ -171,7 +163,7 @@ my $holed;
 ($holed, $before) = blackhole_after($h, 'COPY TO', 500_000);
 ok(defined $holed, 'COPY TO: the fast path was blackholed while it ran');
 is($h->result(0), 0, 'COPY TO survives losing the fast path');
-is(file_md5($copy_file), $copy_expected,
+is(MptcpUtils::file_md5($copy_file), $copy_expected,
 	'COPY TO over the backup path: data identical');
 $slow = to_client($before, 2);
 note "path 2 (backup) carried $slow bytes";
@@ -180,30 +172,8 @@ MptcpUtils::lab_restore(1);
 
 ### A standby catches up over the backup path
 
-$primary->backup('standby_base');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'standby_base', has_streaming => 1);
-$standby->append_conf(
-	'postgresql.conf', qq(
-primary_conninfo = '$remote mptcp=require application_name=lab_standby'
-listen_addresses = '127.0.0.1'
-));
-
-sub standby_psql
-{
-	my ($sql) = @_;
-	my ($out, $err);
-	IPC::Run::run(
-		[
-			MptcpUtils::lab_client(
-				'psql', '-X', '-At', '-d',
-				'host=127.0.0.1 port=' . $standby->port . ' dbname=postgres',
-				'-c', $sql)
-		],
-		'>', \$out, '2>', \$err);
-	chomp $out if defined $out;
-	return $out // '';
-}
+my $standby = MptcpUtils::lab_standby($primary,
+	"$remote mptcp=require application_name=lab_standby");
 
 # While the standby is down, the primary writes about 3 MB of WAL.
 $primary->safe_psql('postgres',
@@ -214,13 +184,7 @@ my $target_lsn =
   $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
 
 $before = MptcpUtils::lab_stats();
-command_ok(
-	[
-		MptcpUtils::lab_client(
-			'pg_ctl', '--pgdata' => $standby->data_dir,
-			'--log' => $standby->logfile, '--wait', 'start')
-	],
-	'standby starts in the client namespace');
+MptcpUtils::lab_start_standby($standby);
 $start = time;
 my $caught_up = '';
 my $standby_holed;
@@ -233,7 +197,7 @@ while (time - $start < 150)
 	}
 	if ($standby_holed)
 	{
-		$caught_up = standby_psql(
+		$caught_up = MptcpUtils::lab_psql($standby,
 			"SELECT pg_last_wal_replay_lsn() >= '$target_lsn'::pg_lsn");
 		last if $caught_up eq 't';
 	}
@@ -243,7 +207,7 @@ note sprintf('standby catch-up: %.2f s, path 1 blackholed after %.2f s',
 	time - $start, $standby_holed // -1);
 ok(defined $standby_holed, 'standby: the fast path was blackholed while it streamed');
 is($caught_up, 't', 'standby catches up over the backup path');
-is(standby_psql($checksum_sql), $expected, 'standby: replicated data identical');
+is(MptcpUtils::lab_psql($standby, $checksum_sql), $expected, 'standby: replicated data identical');
 $slow = to_client($before, 2);
 note "path 2 (backup) carried $slow bytes";
 cmp_ok($slow, '>', 1_000_000, 'the WAL went over the backup path');

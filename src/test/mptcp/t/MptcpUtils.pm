@@ -255,6 +255,62 @@ sub lab_router
 	return ('bash', $lab_script, 'router', $lab_dir, @_);
 }
 
+# A streaming standby of $primary for the lab's client namespace, replicating
+# with $conninfo and listening on 127.0.0.1 there; start it with
+# lab_start_standby.
+sub lab_standby
+{
+	my ($primary, $conninfo) = @_;
+	$primary->backup('standby_base');
+	my $standby = PostgreSQL::Test::Cluster->new('standby');
+	$standby->init_from_backup($primary, 'standby_base', has_streaming => 1);
+	$standby->append_conf(
+		'postgresql.conf', qq(
+primary_conninfo = '$conninfo'
+listen_addresses = '127.0.0.1'
+));
+	return $standby;
+}
+
+sub lab_start_standby
+{
+	my ($standby) = @_;
+	command_ok(
+		[
+			lab_client(
+				'pg_ctl', '--pgdata' => $standby->data_dir,
+				'--log' => $standby->logfile, '--wait', 'start')
+		],
+		'standby starts in the client namespace');
+	return;
+}
+
+# The output of psql -c $sql, run in the client namespace against $node
+# (listening on 127.0.0.1 there), or '' on failure.
+sub lab_psql
+{
+	my ($node, $sql) = @_;
+	my ($out, $err);
+	IPC::Run::run(
+		[
+			lab_client(
+				'psql', '-X', '-At', '-d',
+				'host=127.0.0.1 port=' . $node->port . ' dbname=postgres',
+				'-c', $sql)
+		],
+		'>', \$out, '2>', \$err);
+	chomp $out if defined $out;
+	return $out // '';
+}
+
+sub file_md5
+{
+	my ($file) = @_;
+	my ($out, $err);
+	IPC::Run::run([ 'md5sum', $file ], '>', \$out, '2>', \$err) or die $err;
+	return (split ' ', $out)[0];
+}
+
 sub lab_run
 {
 	my (@args) = @_;
