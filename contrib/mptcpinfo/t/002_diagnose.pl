@@ -199,25 +199,12 @@ cmp_ok(counter('MPTcpExtMPJoinSynRx'),
 
 # A standby in the client namespace, replicating with mptcp=1.
 $node->safe_psql('postgres', 'CREATE TABLE t_rep (i int)');
-$node->backup('b1');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($node, 'b1', has_streaming => 1);
-$standby->append_conf(
-	'postgresql.conf', qq(
-primary_conninfo = 'host=198.18.1.1 port=$port dbname=postgres mptcp=1 application_name=standby1'
-listen_addresses = '127.0.0.1'
-));
-in_client('pg_ctl', '-D', $standby->data_dir, '-l', $standby->logfile,
-	'-w', 'start');
-# so that the harness stops it at the end, even after a failure
-$standby->_update_pid(1);
+my $standby = MptcpUtils::lab_standby($node,
+	"host=198.18.1.1 port=$port dbname=postgres mptcp=1 application_name=standby1"
+);
+MptcpUtils::lab_start_standby($standby);
 
-sub standby_query
-{
-	return in_client('psql', '-XAtq',
-		'-d' => 'host=127.0.0.1 port=' . $standby->port . ' dbname=postgres',
-		'-c' => $_[0]);
-}
+sub standby_query { return MptcpUtils::lab_psql($standby, $_[0]); }
 
 $node->safe_psql('postgres',
 	'INSERT INTO t_rep SELECT generate_series(1, 1000)');

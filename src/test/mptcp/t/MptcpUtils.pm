@@ -282,6 +282,8 @@ sub lab_start_standby
 				'--log' => $standby->logfile, '--wait', 'start')
 		],
 		'standby starts in the client namespace');
+	# so that the harness stops it at the end, even after a failure
+	$standby->_update_pid(1);
 	return;
 }
 
