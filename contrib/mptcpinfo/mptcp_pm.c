@@ -67,7 +67,8 @@ typedef void (*GenlCallback) (struct nlattr *attrs, int len, void *arg);
 /*
  * Send one generic netlink request (with one optional string attribute) and
  * pass each answer to cb.  A dump ends with NLMSG_DONE, a plain request
- * with its one answer.  Returns false, errno set, on failure.
+ * with its one answer.  Returns false, errno set, on failure.  If an ERROR
+ * escapes a callback, fd is closed first.
  */
 static bool
 genl_request(int fd, uint16 family, uint8 cmd, bool dump,
@@ -109,54 +110,67 @@ genl_request(int fd, uint16 family, uint8 cmd, bool dump,
 			   (struct sockaddr *) &kernel, sizeof(kernel)) < 0)
 		return false;
 
-	buf = palloc(PM_BUFSIZE);
-	while (!done && ok)
+	/*
+	 * The callbacks allocate: if that fails, close the socket before the
+	 * ERROR leaves, or it stays open for the rest of the session.
+	 */
+	PG_TRY();
 	{
-		ssize_t		len = recv(fd, buf, PM_BUFSIZE, 0);
-		struct nlmsghdr *nlh;
-
-		if (len <= 0)
+		buf = palloc(PM_BUFSIZE);
+		while (!done && ok)
 		{
-			if (len == 0)
-				errno = EPROTO;
-			ok = false;
-			break;
-		}
-		for (nlh = (struct nlmsghdr *) buf; NLMSG_OK(nlh, len);
-			 nlh = NLMSG_NEXT(nlh, len))
-		{
-			if (nlh->nlmsg_seq != req.nlh.nlmsg_seq)
-				continue;
-			if (nlh->nlmsg_type == NLMSG_DONE)
-			{
-				done = true;
-				break;
-			}
-			if (nlh->nlmsg_type == NLMSG_ERROR)
-			{
-				struct nlmsgerr *err = NLMSG_DATA(nlh);
+			ssize_t		len = recv(fd, buf, PM_BUFSIZE, 0);
+			struct nlmsghdr *nlh;
 
-				errno = err->error ? -err->error : EPROTO;
-				ok = (err->error == 0);
-				done = true;
-				break;
-			}
-			if (++messages > PM_MAX_MESSAGES)
+			if (len <= 0)
 			{
-				errno = EMSGSIZE;
+				if (len == 0)
+					errno = EPROTO;
 				ok = false;
 				break;
 			}
-			if (nlh->nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN))
-				cb((struct nlattr *) ((char *) NLMSG_DATA(nlh) + GENL_HDRLEN),
-				   nlh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN), arg);
-			if (!dump)
+			for (nlh = (struct nlmsghdr *) buf; NLMSG_OK(nlh, len);
+				 nlh = NLMSG_NEXT(nlh, len))
 			{
-				done = true;
-				break;
+				if (nlh->nlmsg_seq != req.nlh.nlmsg_seq)
+					continue;
+				if (nlh->nlmsg_type == NLMSG_DONE)
+				{
+					done = true;
+					break;
+				}
+				if (nlh->nlmsg_type == NLMSG_ERROR)
+				{
+					struct nlmsgerr *err = NLMSG_DATA(nlh);
+
+					errno = err->error ? -err->error : EPROTO;
+					ok = (err->error == 0);
+					done = true;
+					break;
+				}
+				if (++messages > PM_MAX_MESSAGES)
+				{
+					errno = EMSGSIZE;
+					ok = false;
+					break;
+				}
+				if (nlh->nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN))
+					cb((struct nlattr *) ((char *) NLMSG_DATA(nlh) + GENL_HDRLEN),
+					   nlh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN), arg);
+				if (!dump)
+				{
+					done = true;
+					break;
+				}
 			}
 		}
 	}
+	PG_CATCH();
+	{
+		close(fd);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	pfree(buf);
 	return ok;
 }

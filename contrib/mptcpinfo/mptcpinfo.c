@@ -493,41 +493,54 @@ sock_diag_dump(DiagResult *res, int family, int protocol, uint32 states)
 		return false;
 	}
 
-	buf = palloc(65536);
-	while (!done && ok)
+	/*
+	 * add_socket() allocates: if that fails, close the socket before the
+	 * ERROR leaves, or it stays open for the rest of the session.
+	 */
+	PG_TRY();
 	{
-		ssize_t		len = recv(fd, buf, 65536, 0);
-		struct nlmsghdr *nlh;
-
-		if (len <= 0)
+		buf = palloc(65536);
+		while (!done && ok)
 		{
-			if (len == 0)
-				errno = EPROTO;
-			ok = false;
-			break;
-		}
-		for (nlh = (struct nlmsghdr *) buf; NLMSG_OK(nlh, len);
-			 nlh = NLMSG_NEXT(nlh, len))
-		{
-			if (nlh->nlmsg_type == NLMSG_DONE)
-			{
-				done = true;
-				break;
-			}
-			if (nlh->nlmsg_type == NLMSG_ERROR)
-			{
-				struct nlmsgerr *err = NLMSG_DATA(nlh);
+			ssize_t		len = recv(fd, buf, 65536, 0);
+			struct nlmsghdr *nlh;
 
-				errno = err->error ? -err->error : EPROTO;
+			if (len <= 0)
+			{
+				if (len == 0)
+					errno = EPROTO;
 				ok = false;
 				break;
 			}
-			if (nlh->nlmsg_type == SOCK_DIAG_BY_FAMILY &&
-				nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
-				add_socket(res, protocol, NLMSG_DATA(nlh),
-						   nlh->nlmsg_len - NLMSG_LENGTH(sizeof(struct inet_diag_msg)));
+			for (nlh = (struct nlmsghdr *) buf; NLMSG_OK(nlh, len);
+				 nlh = NLMSG_NEXT(nlh, len))
+			{
+				if (nlh->nlmsg_type == NLMSG_DONE)
+				{
+					done = true;
+					break;
+				}
+				if (nlh->nlmsg_type == NLMSG_ERROR)
+				{
+					struct nlmsgerr *err = NLMSG_DATA(nlh);
+
+					errno = err->error ? -err->error : EPROTO;
+					ok = false;
+					break;
+				}
+				if (nlh->nlmsg_type == SOCK_DIAG_BY_FAMILY &&
+					nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
+					add_socket(res, protocol, NLMSG_DATA(nlh),
+							   nlh->nlmsg_len - NLMSG_LENGTH(sizeof(struct inet_diag_msg)));
+			}
 		}
 	}
+	PG_CATCH();
+	{
+		close(fd);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	pfree(buf);
 	close(fd);
 	return ok;
