@@ -68,6 +68,10 @@
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <linux/inet_diag.h>
+#define MPTCP_IN_BUILD true
+#else
+/* A build without MPTCP (no IPPROTO_MPTCP) has nothing to show: no rows. */
+#define MPTCP_IN_BUILD false
 #endif
 
 PG_MODULE_MAGIC_EXT(
@@ -1013,6 +1017,8 @@ pg_stat_get_mptcp(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	InitMaterializedSRF(fcinfo, 0);
+	if (!MPTCP_IN_BUILD)
+		return (Datum) 0;
 	for_each_tcp_backend(read_kernel(READ_CONNS), rsinfo, emit_conn);
 	return (Datum) 0;
 }
@@ -1082,6 +1088,8 @@ pg_mptcp_get_settings(PG_FUNCTION_ARGS)
 	List	   *sysctls;
 
 	InitMaterializedSRF(fcinfo, 0);
+	if (!MPTCP_IN_BUILD)
+		return (Datum) 0;
 	sysctls = mptcp_proc_sysctls();
 	if (mptcp_pm_limits(&limits[0], &limits[1]))
 		emit_settings(sysctls, limits, rsinfo);
@@ -1097,6 +1105,8 @@ pg_stat_get_mptcp_counters(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	InitMaterializedSRF(fcinfo, 0);
+	if (!MPTCP_IN_BUILD)
+		return (Datum) 0;
 	emit_counters(mptcp_proc_counters(), rsinfo);
 	return (Datum) 0;
 }

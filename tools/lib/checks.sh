@@ -1,0 +1,324 @@
+# shellcheck shell=bash
+# check and check-all: the test suites and the series checks.
+# Part of tools/workspace (sourced by it; see that file for the layout).
+
+# The deliberate suite list: the core regression suite, our suites, and the
+# upstream suites our patches touch (libpq, pg_basebackup, postmaster).
+check_suites() {
+	echo setup regress mptcp libpq pg_basebackup postmaster
+	[ -d "$TREE/contrib/mptcpinfo" ] && echo mptcpinfo
+	return 0
+}
+
+# Recovery's streaming-replication tests (the walreceiver is a libpq
+# client): for the git majors, as a committer would run them.
+check_tests() {
+	[ "$SOURCE_KIND" = git ] || return 0
+	echo recovery/001_stream_rep recovery/004_timeline_switch recovery/007_sync_rep
+}
+
+# meson's results plus the series checks (lines "name OK|FAIL seconds")
+summarize_tests() {
+	perl -MJSON::PP -e '
+		my ($log, $steps) = @ARGV;
+		my ($p, $f, $s) = (0, 0, 0);
+		my @bad;
+		if (open(my $fh, "<", $log)) {
+			while (<$fh>) {
+				my $t = decode_json($_); my $r = $t->{result};
+				if ($r eq "OK" || $r eq "EXPECTEDFAIL") { $p++ }
+				elsif ($r eq "SKIP") { $s++ }
+				else { $f++; push @bad, "$t->{name} ($r)" }
+			}
+		} else { $f++; push @bad, "meson test (no results)" }
+		if (open(my $fh, "<", $steps)) {
+			while (<$fh>) {
+				my ($name, $r, $secs) = split;
+				print STDERR "series check $name: $r ($secs s)\n";
+				if ($r eq "OK") { $p++ } elsif ($r eq "SKIP") { $s++ } else { $f++; push @bad, "series check $name" }
+			}
+		}
+		print STDERR "failed: $_\n" for @bad;
+		printf "%d passed, %d failed, %d skipped\n", $p, $f, $s;
+		exit($f ? 1 : 0);' "$BUILD/meson-logs/testlog.json" "$WORKDIR/series-checks" | tee "$WORKDIR/check-summary"
+}
+
+# Run one series check (a cmd_* function), recording its result and time
+# for the summary instead of stopping.
+series_check() {
+	local name=$1 fn=$2 start rc=0
+	start=$(date +%s)
+	note "series check: $name"
+	("$fn") >"$WORKDIR/check-$name.log" 2>&1 || rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "$name OK $(($(date +%s) - start))" >>"$WORKDIR/series-checks"
+	elif [ $rc -eq 77 ]; then
+		tail -1 "$WORKDIR/check-$name.log" >&2
+		echo "$name SKIP $(($(date +%s) - start))" >>"$WORKDIR/series-checks"
+	else
+		tail -30 "$WORKDIR/check-$name.log" >&2
+		echo "$name FAIL $(($(date +%s) - start))" >>"$WORKDIR/series-checks"
+	fi
+}
+
+# "make install" gives the production build: -O2 and no assertions.
+cmd_verify_install() {
+	cmd_install >/dev/null
+	local cflags dir assertions
+	cflags=$(as_tester "$PREFIX/bin/pg_config" --cflags)
+	grep -qw -- -O2 <<<"$cflags" || die "pg_config --cflags of $PREFIX has no -O2: $cflags"
+	dir=$(mktemp -d "$WORKDIR/verify-install.XXXXXX")
+	is_root && chown "$TEST_USER:" "$dir"
+	as_tester "$PREFIX/bin/initdb" -D "$dir/data" -A trust -U postgres >/dev/null
+	assertions=$(as_tester "$PREFIX/bin/postgres" -D "$dir/data" -C debug_assertions)
+	rm -rf "$dir"
+	[ "$assertions" = off ] || die "the installed server has debug_assertions = $assertions"
+	echo "install: pg_config --cflags has -O2, debug_assertions = off"
+}
+
+# README.mptcp's "Try it here" works: bench/try-it.sh in a namespace.
+cmd_verify_guide() {
+	cmd_install >/dev/null
+	local uid gid
+	if is_root; then uid=$(id -u "$TEST_USER") gid=$(id -g "$TEST_USER"); else uid=$(id -u) gid=$(id -g); fi
+	(cd "$TOP" && as_tester unshare -Un "--map-user=$uid" "--map-group=$gid" --keep-caps \
+		bash bench/try-it.sh "$PREFIX/bin")
+}
+
+# Each patch in order builds on its own: a second work tree moved from
+# commit to commit, built incrementally.
+cmd_verify_patch_builds() {
+	# (verify/pg and verify/build sit like pg/ and build/: same relative
+	# paths, so ccache hits wherever a commit's sources equal the final ones)
+	local wt=$WORKDIR/verify/pg bd=$WORKDIR/verify/build c n=0
+	mkdir -p "$WORKDIR/verify"
+	own_workspace
+	if [ ! -e "$wt/.git" ]; then
+		rm -rf "$wt"
+		g worktree prune
+		g worktree add -q --detach "$wt" upstream
+	fi
+	is_root && chown -R "$TEST_USER:" "$WORKDIR/verify"
+	for c in $(g rev-list --reverse upstream..HEAD); do
+		n=$((n + 1))
+		git -c safe.directory='*' -C "$wt" checkout -q --detach "$c"
+		is_root && chown -R "$TEST_USER:" "$wt"
+		if [ ! -f "$bd/build.ninja" ]; then
+			as_tester meson setup "$bd" "$wt" "${MESON_OPTS[@]}" >/dev/null ||
+				die "patch $n ($(g log -1 --format=%s "$c")): meson setup failed"
+		fi
+		as_tester ninja -C "$bd" >"$WORKDIR/verify/ninja-$n.log" 2>&1 ||
+			{ tail -20 "$WORKDIR/verify/ninja-$n.log"; die "patch $n ($(g log -1 --format=%s "$c")) does not build"; }
+		echo "patch $n builds: $(g log -1 --format=%s "$c")"
+	done
+}
+
+# The autoconf build: configure detects IPPROTO_MPTCP here.  (The code
+# under USE_MPTCP is compiled by the meson builds; what autoconf adds is the
+# detection and the Makefiles, which verify-portability builds in full.)
+cmd_verify_autoconf() {
+	local dir=$WORKDIR/verify/autoconf
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	g archive HEAD | tar -x -C "$dir"
+	is_root && chown -R "$TEST_USER:" "$dir"
+	(cd "$dir" && as_tester ./configure --without-icu --without-readline --without-zlib >configure.out 2>&1) ||
+		{ tail -20 "$dir/configure.out"; die "configure failed"; }
+	grep -q '^#define HAVE_DECL_IPPROTO_MPTCP 1' "$dir/src/include/pg_config.h" ||
+		die "configure did not detect IPPROTO_MPTCP"
+	echo "configure: HAVE_DECL_IPPROTO_MPTCP 1"
+	rm -rf "$dir"
+}
+
+# A build where IPPROTO_MPTCP does not exist, as on macOS, the BSDs and
+# Windows: configure is told so through its cache variable.  The whole tree
+# (autoconf, so its Makefiles are checked too) compiles with -Werror, and
+# the installed server and libpq behave as documented: listen_mptcp = on is
+# refused at start, mptcp=prefer connects over TCP without a word,
+# mptcp=require fails clearly, and mptcpinfo's views are empty.
+cmd_verify_portability() {
+	local dir=$WORKDIR/verify/portability port
+	case $PG_MAJOR in master) port=54320 ;; *) port=$((54300 + PG_MAJOR)) ;; esac
+	rm -rf "$dir"
+	mkdir -p "$dir/src"
+	g archive HEAD | tar -x -C "$dir/src"
+	is_root && chown -R "$TEST_USER:" "$dir"
+	local cc=gcc
+	command -v ccache >/dev/null && cc="ccache gcc"
+	(cd "$dir/src" && as_tester env ac_cv_have_decl_IPPROTO_MPTCP=no ./configure --prefix="$dir/install" \
+		--without-icu --without-readline --without-zlib CC="$cc" CFLAGS=-O0 >configure.out 2>&1) ||
+		{ tail -20 "$dir/src/configure.out"; die "configure failed"; }
+	grep -q '^#define HAVE_DECL_IPPROTO_MPTCP 0' "$dir/src/src/include/pg_config.h" ||
+		die "configure still declares IPPROTO_MPTCP"
+	(cd "$dir/src" && as_tester make -s -j"$(nproc)" COPT=-Werror install >make.out 2>&1 &&
+		as_tester make -s -C contrib/mptcpinfo COPT=-Werror install >>make.out 2>&1) ||
+		{ grep -E -A5 'error|warning' "$dir/src/make.out" | tail -40; die "the build without IPPROTO_MPTCP failed (-Werror)"; }
+	echo "build without IPPROTO_MPTCP: no warnings (-Werror), installed"
+	local bin=$dir/install/bin data=$dir/data out
+	as_tester "$bin/initdb" -D "$data" -A trust -U postgres >/dev/null
+	printf "listen_addresses = '127.0.0.1'\nport = $port\nunix_socket_directories = '$dir'\n" >>"$data/postgresql.conf"
+	out=$(as_tester timeout 60 "$bin/postgres" -D "$data" -c listen_mptcp=on 2>&1) &&
+		die "the server started with listen_mptcp = on in a build without MPTCP"
+	grep -q 'FATAL:  MPTCP is not supported by this build' <<<"$out" ||
+		die "listen_mptcp = on: not the expected refusal: $out"
+	echo "listen_mptcp = on: refused at start: $(grep -m1 'MPTCP' <<<"$out")"
+	as_tester "$bin/pg_ctl" -D "$data" -l "$dir/server.log" -w start >/dev/null
+	local rc=0
+	(portability_clients "$bin" "$port") || rc=$?
+	as_tester "$bin/pg_ctl" -D "$data" -w stop -m fast >/dev/null
+	[ $rc -eq 0 ] || exit $rc
+	rm -rf "$dir"
+}
+
+portability_clients() {
+	local bin=$1 port=$2 conn out err
+	conn="host=127.0.0.1 port=$port user=postgres dbname=postgres"
+	out=$(as_tester "$bin/psql" -X -At -d "$conn mptcp=prefer" -c 'SHOW listen_mptcp' 2>"$WORKDIR/verify/psql.err") ||
+		die "mptcp=prefer did not connect: $(cat "$WORKDIR/verify/psql.err")"
+	[ "$out" = off ] && [ ! -s "$WORKDIR/verify/psql.err" ] ||
+		die "mptcp=prefer: expected 'off' and no message, got '$out' / $(cat "$WORKDIR/verify/psql.err")"
+	echo "mptcp=prefer: connected over TCP, no message"
+	as_tester "$bin/psql" -X -At -d "$conn mptcp=require" -c 'SELECT 1' >/dev/null 2>"$WORKDIR/verify/psql.err" &&
+		die "mptcp=require connected in a build without MPTCP"
+	err=$(cat "$WORKDIR/verify/psql.err")
+	grep -q 'mptcp value "require" invalid when MPTCP support is not compiled in' <<<"$err" ||
+		die "mptcp=require: not the expected error: $err"
+	echo "mptcp=require: fails: ${err##*: }"
+	# every view of mptcpinfo, each empty
+	out=$(as_tester "$bin/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$conn" 2>&1 <<-'EOF'
+	CREATE EXTENSION mptcpinfo;
+	SELECT format('SELECT %L || '' '' || count(*) FROM %s', c.relname, c.oid::regclass)
+	  FROM pg_depend d JOIN pg_class c ON c.oid = d.objid
+	 WHERE d.refclassid = 'pg_extension'::regclass AND d.classid = 'pg_class'::regclass
+	   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'mptcpinfo')
+	   AND c.relkind = 'v' ORDER BY 1
+	\gexec
+	EOF
+	) || die "mptcpinfo: $out"
+	grep -q '^pg_stat_mptcp 0$' <<<"$out" || die "mptcpinfo: unexpected result: $out"
+	! grep -v ' 0$' <<<"$out" | grep -q . || die "mptcpinfo: views with rows in a build without MPTCP: $out"
+	echo "mptcpinfo: $(wc -l <<<"$out") views, all empty: $(echo $out)"
+}
+
+# What a committer and the commitfest's CI run besides the tests (for the
+# git majors, master and 19): the whole tree warning-free under clang with
+# -Werror (gcc's is the test build, -Dwerror=true), and every header
+# compiles on its own, as C (headerscheck) and as C++ (cpluspluscheck).
+cmd_verify_committer() {
+	local dir=$WORKDIR/build-clang
+	command -v clang >/dev/null || die "clang not found: run 'make deps PG_MAJOR=$PG_MAJOR' as root"
+	if [ ! -f "$dir/build.ninja" ]; then
+		as_tester env CC="ccache clang" meson setup "$dir" "$TREE" "${MESON_OPTS[@]}" >"$WORKDIR/meson-setup-clang.log" 2>&1 ||
+			{ tail -30 "$WORKDIR/meson-setup-clang.log"; die "meson setup with clang failed"; }
+	fi
+	as_tester ninja -C "$dir" >"$WORKDIR/build-clang.log" 2>&1 ||
+		{ grep -E -B2 -A6 'error|warning' "$WORKDIR/build-clang.log" | tail -40; die "clang -Werror build failed"; }
+	echo "clang $(clang -dumpversion): builds with -Werror"
+	local c
+	for c in headerscheck cpluspluscheck; do
+		as_tester ninja -C "$BUILD" "$c" >"$WORKDIR/$c.log" 2>&1 ||
+			{ tail -30 "$WORKDIR/$c.log"; die "$c failed"; }
+		# (both print nothing but the compilers' complaints)
+		if grep -E -q 'error|warning' "$WORKDIR/$c.log"; then
+			grep -E -A3 'error|warning' "$WORKDIR/$c.log" | head -30
+			die "$c found headers that do not compile on their own"
+		fi
+		echo "$c: clean"
+	done
+}
+
+# The documentation is valid DocBook.
+cmd_verify_docs() {
+	as_tester meson configure "$BUILD" -Ddocs=enabled >/dev/null
+	as_tester ninja -C "$BUILD" doc/src/sgml/postgres-full.xml
+}
+
+# pgindent leaves our C code as it is.
+cmd_verify_pgindent() {
+	local files
+	files=$(g diff --name-only --diff-filter=AM upstream HEAD -- '*.c' '*.h' |
+		grep -v -e '^src/include/pg_config' || true)
+	as_tester ninja -C "$BUILD" src/tools/pg_bsd_indent/pg_bsd_indent >/dev/null
+	(cd "$TREE" && as_tester perl src/tools/pgindent/pgindent \
+		--indent="$BUILD/src/tools/pg_bsd_indent/pg_bsd_indent" --diff $files) >"$WORKDIR/verify-pgindent.diff"
+	if [ -s "$WORKDIR/verify-pgindent.diff" ]; then
+		cat "$WORKDIR/verify-pgindent.diff"
+		die "pgindent would change our code"
+	fi
+	echo "pgindent: no changes in" $files
+}
+
+cmd_check() {
+	cmd_deps
+	cmd_fetch
+	rm -f "$WORKDIR/series-checks"
+	if tree_has_edits; then
+		note "skipping the series checks: the work tree has edits not yet in patches/"
+		cmd_build
+	else
+		series_check fresh-deps cmd_verify_fresh_deps
+		series_check series cmd_verify
+		cmd_build
+		series_check docs cmd_verify_docs
+		series_check pgindent cmd_verify_pgindent
+		series_check install cmd_verify_install
+		series_check guide cmd_verify_guide
+	fi
+	if is_root && [ -z "${PG_TEST_EXTRA+x}" ]; then
+		# As root the namespace-based suites can be set up; say so.
+		export PG_TEST_EXTRA=mptcp
+	fi
+	# (PostgreSQL 17's meson gives the tests its PG_TEST_EXTRA option, not
+	# the environment's; 18 takes either)
+	as_tester meson configure "$BUILD" -DPG_TEST_EXTRA="${PG_TEST_EXTRA:-}" >/dev/null
+	as_tester ninja -C "$BUILD" build.ninja >/dev/null
+	local suites=() s
+	for s in $(check_suites); do suites+=(--suite "$s"); done
+	note "meson test ${suites[*]} (PG_TEST_EXTRA=${PG_TEST_EXTRA:-})"
+	local log=$BUILD/meson-logs/testlog.json
+	rm -f "$log" "$log.all"
+	as_tester meson test -C "$BUILD" --print-errorlogs --no-rebuild "${suites[@]}" ${MESON_TEST_ARGS:-} || true
+	if [ -n "$(check_tests)" ]; then
+		# (a second run: meson selects by suite or by name, not both)
+		cat "$log" >"$log.all" 2>/dev/null || true
+		note "meson test $(check_tests | tr '\n' ' ')"
+		# shellcheck disable=SC2046
+		as_tester meson test -C "$BUILD" --print-errorlogs --no-rebuild $(check_tests) || true
+		cat "$log" >>"$log.all" 2>/dev/null || true
+		mv "$log.all" "$log"
+	fi
+	if ! tree_has_edits && [ -z "${QUICK:-}" ]; then
+		series_check patch-builds cmd_verify_patch_builds
+		series_check autoconf cmd_verify_autoconf
+		series_check portability cmd_verify_portability
+		[ "$SOURCE_KIND" != git ] || series_check committer cmd_verify_committer
+	fi
+	summarize_tests
+}
+
+# "check" for every supported major, master first; fails if any failed.
+cmd_check_all() {
+	local m rc=0 start summary= dir
+	for m in $(supported_majors); do
+		start=$(date +%s)
+		dir=${GIVEN_WORKDIR:+$GIVEN_WORKDIR/$m}
+		dir=${dir:-$TOP/.work/$m}
+		# A git major runs only with its source at hand (cached, or PG_GIT):
+		# CI has no network, and check-all never clones on its own.
+		if grep -q '^PG_GIT_COMMIT=' "$TOP/patches/$m/upstream.conf" &&
+			[ -z "$(PG_MAJOR=$m WORKDIR=$dir "$TOP/tools/workspace" source-at-hand)" ]; then
+			note "PostgreSQL $m: skipped, no git source here (PG_GIT=/path/to/postgresql.git, or 'make fetch PG_MAJOR=$m' with network)"
+			summary="$summary
+PostgreSQL $m: skipped, no git source here (PG_GIT=/path/to/postgresql.git, or 'make fetch PG_MAJOR=$m' with network)"
+			continue
+		fi
+		note "make check PG_MAJOR=$m"
+		rm -f "$dir/check-summary"
+		PG_MAJOR=$m WORKDIR=$dir "$TOP/tools/workspace" check || rc=1
+		summary="$summary
+PostgreSQL $m: $(tail -1 "$dir/check-summary" 2>/dev/null || echo 'no result') ($(($(date +%s) - start)) s)"
+	done
+	printf '%s\n' "${summary#?}"
+	return $rc
+}
+

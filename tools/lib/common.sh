@@ -1,0 +1,93 @@
+# shellcheck shell=bash
+# Settings every part shares, and the small helpers (messages, git on the work tree, running as the test user).
+# Part of tools/workspace (sourced by it; see that file for the layout).
+
+# The default major is the one "make VERB" picks; the overlay owner is the
+# major whose versions of the new files are the shared overlay (master:
+# what reviewers read is never a diff of a diff).  Every other major keeps
+# its differences as patches/MAJOR/overlay/PATH.diff.
+DEFAULT_MAJOR=18
+OVERLAY_MAJOR=master
+PG_MAJOR=${PG_MAJOR:-$DEFAULT_MAJOR}
+# master first, then the numbered majors newest first
+supported_majors() { (cd "$TOP/patches" && { ls -d master 2>/dev/null; ls -d [0-9]* | sort -rn; }); }
+SERIES_DIR=$TOP/patches/$PG_MAJOR
+[ -f "$SERIES_DIR/upstream.conf" ] ||
+	{ echo "workspace: PostgreSQL $PG_MAJOR is not supported (PG_MAJOR=$(supported_majors | tr '\n' ' ' | sed 's/ $//;s/ / or /g'))" >&2; exit 1; }
+# upstream.conf names one source: a Debian source package (PG_SOURCE_PACKAGE,
+# PG_DEBIAN_VERSION, PG_ORIG_SHA256, PG_DEBIAN_SUITE) or a git commit
+# (PG_GIT_URL, PG_GIT_BRANCH, PG_GIT_COMMIT).
+PG_SOURCE_PACKAGE= PG_DEBIAN_VERSION= PG_ORIG_SHA256= PG_DEBIAN_SUITE=
+PG_GIT_URL=https://git.postgresql.org/git/postgresql.git PG_GIT_BRANCH= PG_GIT_COMMIT=
+# shellcheck source=../../patches/18/upstream.conf
+. "$SERIES_DIR/upstream.conf"
+if [ -n "$PG_GIT_COMMIT" ]; then
+	SOURCE_KIND=git
+	UPVER="$PG_MAJOR@${PG_GIT_COMMIT:0:10}"
+else
+	SOURCE_KIND=debian
+	PINNED_DEBIAN_VERSION=$PG_DEBIAN_VERSION
+	PG_DEBIAN_VERSION=${OVERRIDE_PG_DEBIAN_VERSION:-$PG_DEBIAN_VERSION}
+	PG_ORIG_SHA256=${OVERRIDE_PG_ORIG_SHA256:-$PG_ORIG_SHA256}
+	UPVER=${PG_DEBIAN_VERSION%-*}
+	UPVER=${UPVER#*:}
+fi
+
+GIVEN_WORKDIR=${WORKDIR:-}
+WORKDIR=${WORKDIR:-$TOP/.work/$PG_MAJOR}
+mkdir -p "$WORKDIR"
+WORKDIR=$(cd "$WORKDIR" && pwd)
+CACHE=$WORKDIR/cache
+TREE=$WORKDIR/pg
+BUILD=$WORKDIR/build
+PREFIX=${PREFIX:-$WORKDIR/install}
+TEST_USER=${TEST_USER:-pgmptcp}
+PLAIN_PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
+TARBALL=$CACHE/${PG_SOURCE_PACKAGE}_${UPVER}.orig.tar.bz2
+
+# Fixed identities and dates make the assembled commits reproducible, so that
+# apply followed by refresh regenerates byte-identical patches.
+UPSTREAM_AUTHOR="PostgreSQL Global Development Group"
+UPSTREAM_EMAIL="pgsql-hackers@lists.postgresql.org"
+UPSTREAM_DATE="2000-01-01T00:00:00Z"
+
+APT_PACKAGES="build-essential meson ninja-build flex bison pkg-config perl
+  libipc-run-perl libreadline-dev zlib1g-dev libssl-dev libicu-dev
+  liblz4-dev libzstd-dev libxml2-dev ccache
+  iproute2 util-linux procps bzip2 ca-certificates git
+  xsltproc libxml2-utils docbook-xml docbook-xsl"
+# The committer checks of the git majors build with clang too.
+[ "$SOURCE_KIND" = debian ] || APT_PACKAGES="$APT_PACKAGES clang"
+
+die() { printf 'workspace: %s\n' "$*" >&2; exit 1; }
+note() { printf '==> %s\n' "$*" >&2; }
+is_root() { [ "$(id -u)" -eq 0 ]; }
+g() { git -c safe.directory='*' -c core.abbrev=12 -c diff.algorithm=myers \
+	-c core.autocrlf=false -c advice.detachedHead=false -C "$TREE" "$@"; }
+
+# Run a command as the unprivileged test user (when we are root) with a
+# plain PATH: root's pyenv shims are not executable by that user, and meson
+# re-runs the python it was set up with.  ccache sees paths relative to the
+# workspace, so the per-patch build of verify/pg reuses the objects of pg/.
+as_tester() {
+	if is_root; then
+		runuser -u "$TEST_USER" -- env -i PATH="$PLAIN_PATH" HOME="$WORKDIR/home" \
+			LANG=C.UTF-8 TERM="${TERM:-dumb}" ${PG_TEST_EXTRA+PG_TEST_EXTRA="$PG_TEST_EXTRA"} \
+			${MESON_TESTTHREADS+MESON_TESTTHREADS="$MESON_TESTTHREADS"} \
+			CCACHE_DIR="$WORKDIR/home/.ccache" CCACHE_BASEDIR="$WORKDIR" CCACHE_NOHASHDIR=1 "$@"
+	else
+		env HOME="${HOME:-$WORKDIR/home}" CCACHE_BASEDIR="$WORKDIR" CCACHE_NOHASHDIR=1 "$@"
+	fi
+}
+
+own_workspace() {
+	mkdir -p "$WORKDIR/home"
+	if is_root; then
+		id "$TEST_USER" >/dev/null 2>&1 || die "test user $TEST_USER missing: run 'make deps' as root"
+		chown -R "$TEST_USER:" "$WORKDIR"
+		# The test user must reach the workspace through our checkout.
+		local d=$WORKDIR
+		while [ "$d" != / ]; do chmod o+x "$d" 2>/dev/null || true; d=$(dirname "$d"); done
+	fi
+}
+

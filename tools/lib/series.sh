@@ -1,0 +1,268 @@
+# shellcheck shell=bash
+# The series: apply (assemble the work tree), refresh (write it back), export, verify.
+# Part of tools/workspace (sourced by it; see that file for the layout).
+
+series() { grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$SERIES_DIR/series" 2>/dev/null || true; }
+
+# The overlay paths a series lists (of this major by default).
+series_files() { cat "${1:-$SERIES_DIR}"/*.files 2>/dev/null || true; }
+
+# Fingerprint of everything that determines the assembled tree.
+series_stamp() {
+	(
+		cd "$TOP"
+		echo "$PG_DEBIAN_VERSION $PG_ORIG_SHA256 $PG_GIT_COMMIT"
+		cat "$SERIES_DIR/series"
+		for p in $(series); do
+			sha256sum "$SERIES_DIR/$p"
+			f=$SERIES_DIR/${p%.patch}.files
+			[ -f "$f" ] && while read -r path; do
+				sha256sum "$path"
+				stat -c %a "$path"
+				[ ! -f "$SERIES_DIR/overlay/$path.diff" ] || sha256sum "$SERIES_DIR/overlay/$path.diff"
+			done <"$f"
+		done
+	) | sha256sum | cut -d' ' -f1
+}
+
+# patches/MAJOR/overlay/PATH.diff turns the copy into it (exactly, like a patch).
+overlay_diff_apply() {
+	local d=$SERIES_DIR/overlay/$1.diff log
+	[ -f "$d" ] || return 0
+	if ! log=$(g apply --verbose --whitespace=nowarn "$d" 2>&1); then
+		printf '%s\n' "$log" >&2
+		die "patches/$PG_MAJOR/overlay/$1.diff does not apply to the shared $1:
+  edit it to the diff from the shared file to the $PG_MAJOR version"
+	fi
+	# (an offset only means the shared file grew elsewhere; "verify" then
+	# asks for the refresh that re-bases the diff)
+	! grep -q 'offset' <<<"$log" ||
+		note "patches/$PG_MAJOR/overlay/$1.diff applies at an offset: 'make refresh PG_MAJOR=$PG_MAJOR' re-bases it"
+}
+
+apply_one() {
+	local p=$1 files=$SERIES_DIR/${1%.patch}.files
+	local tmp
+	tmp=$(mktemp -d)
+	if [ -f "$files" ]; then
+		while read -r path; do
+			[ -f "$TOP/$path" ] || die "$p: overlay file $path listed in $(basename "$files") is missing"
+			[ ! -e "$TREE/$path" ] || die "$p: overlay file $path already exists upstream; change it with a patch"
+			mkdir -p "$TREE/$(dirname "$path")"
+			cp -p "$TOP/$path" "$TREE/$path"
+			overlay_diff_apply "$path"
+			g add -f -- "$path"
+		done <"$files"
+	fi
+	g mailinfo -b "$tmp/msg" "$tmp/diff" <"$SERIES_DIR/$p" >"$tmp/info"
+	if [ -s "$tmp/diff" ]; then
+		# git apply never fuzzes; also refuse offsets so patches stay exact.
+		if ! g apply --index --verbose --whitespace=nowarn "$tmp/diff" >"$tmp/log" 2>&1 ||
+			grep -q 'offset' "$tmp/log"; then
+			cat "$tmp/log" >&2
+			die "patch does not apply cleanly: patches/$PG_MAJOR/$p"
+		fi
+	fi
+	local subject author email date
+	subject=$(sed -n 's/^Subject: //p' "$tmp/info")
+	author=$(sed -n 's/^Author: //p' "$tmp/info")
+	email=$(sed -n 's/^Email: //p' "$tmp/info")
+	date=$(sed -n 's/^Date: //p' "$tmp/info")
+	{ printf '%s\n' "$subject"; [ -s "$tmp/msg" ] && { printf '\n'; cat "$tmp/msg"; }; } >"$tmp/commitmsg"
+	GIT_AUTHOR_NAME=$author GIT_AUTHOR_EMAIL=$email GIT_AUTHOR_DATE=$date \
+		GIT_COMMITTER_NAME=$author GIT_COMMITTER_EMAIL=$email GIT_COMMITTER_DATE=$date \
+		g commit -q --no-verify --allow-empty --cleanup=verbatim -F "$tmp/commitmsg"
+	rm -rf "$tmp"
+}
+
+tree_has_edits() {
+	[ -d "$TREE/.git" ] && { [ -n "$(g status --porcelain)" ] ||
+		[ "$(g rev-parse HEAD)" != "$(cat "$WORKDIR/.applied-head" 2>/dev/null)" ]; }
+}
+
+# For build and check: a work tree with edits is built as it is.
+ensure_tree() {
+	if tree_has_edits; then
+		note "using the work tree as it is: it has edits not yet in patches/ ('make refresh' keeps them)"
+		return 0
+	fi
+	cmd_apply
+}
+
+cmd_apply() {
+	cmd_fetch
+	local stamp
+	stamp=$(series_stamp)
+	if [ -d "$TREE/.git" ]; then
+		if [ "$(cat "$WORKDIR/.applied-stamp" 2>/dev/null)" = "$stamp" ] &&
+			[ "$(g rev-parse HEAD)" = "$(cat "$WORKDIR/.applied-head" 2>/dev/null)" ] &&
+			[ -z "$(g status --porcelain)" ]; then
+			note "work tree up to date with the series"
+			return 0
+		fi
+		if [ -z "${FORCE:-}" ] && tree_has_edits; then
+			die "the work tree $TREE has edits or commits that are not in patches/.
+  Run 'make refresh' to keep them, or 'make apply FORCE=1' to discard them."
+		fi
+		note "re-assembling $TREE from the series"
+		g checkout -q -f upstream
+		g clean -q -fdx
+		g branch -q -f mptcp upstream
+		g checkout -q mptcp
+	else
+		note "assembling $TREE: upstream $UPVER"
+		make_upstream_commit "$TREE"
+		g checkout -q -b mptcp
+	fi
+	for p in $(series); do
+		note "applying $p"
+		apply_one "$p"
+	done
+	g rev-parse HEAD >"$WORKDIR/.applied-head"
+	echo "$stamp" >"$WORKDIR/.applied-stamp"
+	is_root && id "$TEST_USER" >/dev/null 2>&1 && own_workspace
+	note "work tree ready: $TREE (branch mptcp, $(series | wc -l) patches on tag upstream)"
+}
+
+# ---------------------------------------------------------------- refresh
+# Write the work tree's commits upstream..HEAD back as patches + overlay into
+# $1 (the repository, or a scratch directory for "verify").
+refresh_into() {
+	local out=$1
+	[ -d "$TREE/.git" ] || die "no work tree: run 'make apply' first"
+	[ -z "$(g status --porcelain --untracked-files=no)" ] ||
+		die "the work tree has uncommitted changes: commit them into the patch they belong to
+  (git commit --fixup=<commit> && git rebase -i --autosquash upstream), then refresh"
+	local tmp
+	tmp=$(mktemp -d)
+	mkdir -p "$tmp/patches"
+	local n=0 c
+	: >"$tmp/patches/series"
+	for c in $(g rev-list --reverse upstream..HEAD); do
+		n=$((n + 1))
+		local name
+		name=$(g format-patch --start-number "$n" -1 -o "$tmp/fp" "$c" | xargs basename)
+		rm -rf "$tmp/fp"
+		echo "$name" >>"$tmp/patches/series"
+		local added modified
+		added=$(g diff --no-renames --name-only --diff-filter=A "$c^" "$c")
+		modified=$(g diff --no-renames --name-only --diff-filter=a "$c^" "$c")
+		if [ -n "$added" ]; then
+			printf '%s\n' "$added" >"$tmp/patches/${name%.patch}.files"
+			local path
+			while read -r path; do
+				case $path in
+				src/* | contrib/* | doc/*) ;;
+				*) die "commit $(g log -1 --format=%s "$c") adds $path: new files must live under src/, contrib/ or doc/" ;;
+				esac
+				mkdir -p "$tmp/$(dirname "$path")"
+				g show "$c:$path" >"$tmp/$path"
+				[ "$(g ls-tree "$c" -- "$path" | cut -c1-6)" = 100755 ] && chmod 755 "$tmp/$path" || chmod 644 "$tmp/$path"
+			done <<<"$added"
+		fi
+		if [ -n "$modified" ]; then
+			# shellcheck disable=SC2086
+			g format-patch -1 --stdout --zero-commit --no-signature --no-renames "$c" -- $modified \
+				>"$tmp/patches/$name"
+		else
+			{ g log -1 --format=email --no-renames "$c" | sed '1s/^From [0-9a-f]*/From 0000000000000000000000000000000000000000/'; echo '---'; } \
+				>"$tmp/patches/$name"
+		fi
+	done
+	# Replace this major's series in $out, and its overlay files.  Files that
+	# another major's series lists stay: the overlay owner rewrites them,
+	# any other major records where its version
+	# differs as patches/MAJOR/overlay/PATH.diff.
+	local others path m
+	others=$(for m in $(cd "$out/patches" 2>/dev/null && ls -d master [0-9]* 2>/dev/null); do
+		[ "$m" = "$PG_MAJOR" ] || series_files "$out/patches/$m"
+	done | sort -u)
+	while read -r path; do
+		[ -z "$path" ] || grep -qxF -- "$path" <<<"$others" || rm -f "${out:?}/$path"
+	done <<<"$(series_files "$out/patches/$PG_MAJOR")"
+	while read -r path; do
+		[ -n "$path" ] || continue
+		if [ "$PG_MAJOR" != "$OVERLAY_MAJOR" ] && grep -qxF -- "$path" <<<"$others" && [ -f "$out/$path" ]; then
+			if ! cmp -s "$out/$path" "$tmp/$path"; then
+				mkdir -p "$tmp/patches/overlay/$(dirname "$path")"
+				diff -u --label "a/$path" --label "b/$path" "$out/$path" "$tmp/$path" \
+					>"$tmp/patches/overlay/$path.diff" || true
+			fi
+		else
+			mkdir -p "$out/$(dirname "$path")"
+			cp -p "$tmp/$path" "$out/$path"
+		fi
+	done <<<"$(series_files "$tmp/patches")"
+	cp -p "$out/patches/$PG_MAJOR/upstream.conf" "$tmp/patches/" 2>/dev/null || true
+	rm -rf "${out:?}/patches/$PG_MAJOR"
+	mkdir -p "$out/patches"
+	cp -a "$tmp/patches" "$out/patches/$PG_MAJOR"
+	# (drop directories the removals emptied)
+	for m in src contrib doc; do
+		[ ! -d "$out/$m" ] || find "$out/$m" -depth -type d -empty -delete
+	done
+	rm -rf "$tmp"
+}
+
+cmd_refresh() {
+	refresh_into "$TOP"
+	g rev-parse HEAD >"$WORKDIR/.applied-head"
+	series_stamp >"$WORKDIR/.applied-stamp"
+	note "wrote $(series | wc -l) patches and their overlay files back into $TOP"
+	git -C "$TOP" status --short -- patches src contrib doc >&2 || true
+}
+
+# ---------------------------------------------------------------- export
+cmd_export() {
+	local out=${EXPORT_DIR:-$WORKDIR/export}
+	[ -d "$TREE/.git" ] || cmd_apply
+	rm -rf "$out"
+	mkdir -p "$out"
+	g format-patch -q -v"$EXPORT_VERSION" --no-signature -o "$out" upstream..HEAD
+	note "exported to $out:"
+	ls "$out" >&2
+}
+
+# ---------------------------------------------------------------- verify
+# The series' mechanical checks: it re-assembles byte-for-byte (apply ->
+# refresh leaves no diff) and the exported series applies with "git am" to a
+# pristine tree and gives the same result.
+cmd_verify() {
+	cmd_apply
+	local tmp
+	tmp=$(mktemp -d)
+	mkdir -p "$tmp/refresh"
+	for d in patches src contrib doc; do
+		[ ! -e "$TOP/$d" ] || cp -a "$TOP/$d" "$tmp/refresh/"
+	done
+	refresh_into "$tmp/refresh"
+	local rc=0
+	for d in patches src contrib doc; do
+		if [ -e "$TOP/$d" ] || [ -e "$tmp/refresh/$d" ]; then
+			diff -r "$TOP/$d" "$tmp/refresh/$d" >&2 || rc=1
+		fi
+	done
+	[ $rc -eq 0 ] || die "verify: apply -> refresh changes the repository (diff above)"
+	note "verify: apply -> refresh leaves the repository unchanged"
+
+	EXPORT_DIR=$tmp/export cmd_export 2>/dev/null
+	make_upstream_commit "$tmp/pristine"
+	(
+		cd "$tmp/pristine"
+		git -c safe.directory='*' -c user.name=verify -c user.email=verify@localhost \
+			am -q --no-3way "$tmp"/export/*.patch
+	) || die "verify: exported series does not apply with git am to pristine $UPVER"
+	[ "$(git -C "$tmp/pristine" rev-parse 'HEAD^{tree}')" = "$(g rev-parse 'HEAD^{tree}')" ] ||
+		die "verify: git am of the exported series gives a different tree"
+	note "verify: exported $PG_MAJOR series ($(ls "$tmp/export" | wc -l) patches) applies with git am to pristine $UPVER"
+
+	local hits
+	# (README.md and .gitignore are ours at the top; upstream has its own)
+	hits=$(cd "$TOP" && git ls-files | grep -v -x -e README.md -e .gitignore | while read -r f; do
+		git -C "$TREE" -c safe.directory='*' cat-file -e "upstream:$f" 2>/dev/null && echo "$f"
+	done || true)
+	[ -z "$hits" ] || die "verify: these repository files have upstream paths: $hits"
+	note "verify: no repository file has an upstream path"
+	rm -rf "$tmp"
+}
+
