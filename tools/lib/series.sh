@@ -193,7 +193,9 @@ refresh_into() {
 			cp -p "$tmp/$path" "$out/$path"
 		fi
 	done <<<"$(series_files "$tmp/patches")"
+	# (what is not made from the commits: the pinned source, the cover letter)
 	cp -p "$out/patches/$PG_MAJOR/upstream.conf" "$tmp/patches/" 2>/dev/null || true
+	cp -p "$out/patches/$PG_MAJOR/cover-letter" "$tmp/patches/" 2>/dev/null || true
 	rm -rf "${out:?}/patches/$PG_MAJOR"
 	mkdir -p "$out/patches"
 	cp -a "$tmp/patches" "$out/patches/$PG_MAJOR"
@@ -218,11 +220,28 @@ cmd_export() {
 	[ -d "$TREE/.git" ] || cmd_apply
 	rm -rf "$out"
 	mkdir -p "$out"
-	g format-patch -q -v"$EXPORT_VERSION" --no-signature -o "$out" upstream..HEAD
+	g format-patch -q -v"$EXPORT_VERSION" --no-signature $(export_base) -o "$out" upstream..HEAD
+	[ ! -f "$SERIES_DIR/cover-letter" ] || write_cover_letter "$out"
 	note "exported to $out:"
 	ls "$out" >&2
 }
 
+# patches/MAJOR/cover-letter: its first line is the subject, the rest the
+# text; format-patch adds the shortlog and diffstat, and the base commit.
+write_cover_letter() {
+	local out=$1 tmp
+	tmp=$(mktemp -d)
+	g format-patch -q -v"$EXPORT_VERSION" --no-signature $(export_base) --cover-letter -o "$tmp" upstream..HEAD
+	SUBJECT=$(head -1 "$SERIES_DIR/cover-letter") BLURB=$(tail -n +3 "$SERIES_DIR/cover-letter") \
+		perl -0pi -e 's/\*\*\* SUBJECT HERE \*\*\*/$ENV{SUBJECT}/; s/\*\*\* BLURB HERE \*\*\*/$ENV{BLURB}/;' \
+		"$tmp"/*-0000-cover-letter.patch
+	mv "$tmp"/*-0000-cover-letter.patch "$out/"
+	rm -rf "$tmp"
+}
+
+# A git major's series names its base commit (base-commit: in each patch,
+# as git format-patch --base writes it for the cfbot and b4).
+export_base() { [ "$SOURCE_KIND" != git ] || echo "--base=$PG_GIT_COMMIT"; }
 # ---------------------------------------------------------------- verify
 # The series' mechanical checks: it re-assembles byte-for-byte (apply ->
 # refresh leaves no diff) and the exported series applies with "git am" to a
@@ -250,11 +269,11 @@ cmd_verify() {
 	(
 		cd "$tmp/pristine"
 		git -c safe.directory='*' -c user.name=verify -c user.email=verify@localhost \
-			am -q --no-3way "$tmp"/export/*.patch
+			am -q --no-3way $(ls "$tmp"/export/*.patch | grep -v -e '-0000-cover-letter.patch$')
 	) || die "verify: exported series does not apply with git am to pristine $UPVER"
 	[ "$(git -C "$tmp/pristine" rev-parse 'HEAD^{tree}')" = "$(g rev-parse 'HEAD^{tree}')" ] ||
 		die "verify: git am of the exported series gives a different tree"
-	note "verify: exported $PG_MAJOR series ($(ls "$tmp/export" | wc -l) patches) applies with git am to pristine $UPVER"
+	note "verify: exported $PG_MAJOR series ($(ls "$tmp/export" | grep -vc -e '-0000-cover-letter.patch$') patches) applies with git am to pristine $UPVER"
 
 	local hits
 	# (README.md and .gitignore are ours at the top; upstream has its own)
