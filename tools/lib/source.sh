@@ -84,6 +84,9 @@ tree_from_debian() {
 # under the pinned full hash is exactly that commit, tree and all.
 GIT_CACHE=$CACHE/upstream.git
 gc() { git -c safe.directory='*' -C "$GIT_CACHE" "$@"; }
+# (a local source owned by another user, such as the test user's cache:
+# git's upload-pack refuses it unless told it is safe)
+UPLOAD_PACK=(--upload-pack="git -c safe.directory='*' upload-pack")
 
 git_source_cached() {
 	[ -d "$GIT_CACHE" ] && [ "$(gc rev-parse -q --verify "refs/pinned/$PG_GIT_COMMIT^{commit}" 2>/dev/null)" = "$PG_GIT_COMMIT" ]
@@ -122,8 +125,8 @@ fetch_git() {
 	fi
 	# By hash first (servers that allow it send one commit); else the branch
 	# from two days before the pinned day, which holds the commit.
-	if ! GIT_TERMINAL_PROMPT=0 gc fetch -q --no-tags --depth 1 "$from" "$PG_GIT_COMMIT" >"$log" 2>&1; then
-		GIT_TERMINAL_PROMPT=0 gc fetch -q --no-tags --shallow-since="$(date -d "$PG_GIT_DATE - 2 days" +%F)" \
+	if ! GIT_TERMINAL_PROMPT=0 gc fetch -q --no-tags --depth 1 "${UPLOAD_PACK[@]}" "$from" "$PG_GIT_COMMIT" >"$log" 2>&1; then
+		GIT_TERMINAL_PROMPT=0 gc fetch -q --no-tags "${UPLOAD_PACK[@]}" --shallow-since="$(date -d "$PG_GIT_DATE - 2 days" +%F)" \
 			"$from" "+refs/heads/$PG_GIT_BRANCH:refs/heads/$PG_GIT_BRANCH" >>"$log" 2>&1 ||
 			{ cat "$log" >&2; die "git fetch of $PG_GIT_BRANCH from $from failed"; }
 	fi
@@ -137,7 +140,7 @@ tree_from_git() {
 	local dir=$1
 	rm -rf "$dir"
 	git init -q -b master "$dir"
-	git -c safe.directory='*' -C "$dir" fetch -q --no-tags --depth 1 "$GIT_CACHE" "refs/pinned/$PG_GIT_COMMIT"
+	git -c safe.directory='*' -C "$dir" fetch -q --no-tags --depth 1 "${UPLOAD_PACK[@]}" "$GIT_CACHE" "refs/pinned/$PG_GIT_COMMIT"
 	git -c safe.directory='*' -c advice.detachedHead=false -C "$dir" checkout -q --detach "$PG_GIT_COMMIT"
 	git -c safe.directory='*' -C "$dir" tag -f upstream >/dev/null
 }
