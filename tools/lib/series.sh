@@ -231,7 +231,9 @@ cmd_export() {
 write_cover_letter() {
 	local out=$1 tmp
 	tmp=$(mktemp -d)
-	g format-patch -q -v"$EXPORT_VERSION" --no-signature $(export_base) --cover-letter -o "$tmp" upstream..HEAD
+	# (from the series' author, not whoever runs the export)
+	g -c user.name="$(g log -1 --format=%an)" -c user.email="$(g log -1 --format=%ae)" \
+		format-patch -q -v"$EXPORT_VERSION" --no-signature $(export_base) --cover-letter -o "$tmp" upstream..HEAD
 	SUBJECT=$(head -1 "$SERIES_DIR/cover-letter") BLURB=$(tail -n +3 "$SERIES_DIR/cover-letter") \
 		perl -0pi -e 's/\*\*\* SUBJECT HERE \*\*\*/$ENV{SUBJECT}/; s/\*\*\* BLURB HERE \*\*\*/$ENV{BLURB}/;' \
 		"$tmp"/*-0000-cover-letter.patch
