@@ -109,6 +109,12 @@ cmd_verify_patch_builds() {
 		fi
 		as_tester ninja -C "$bd" >"$WORKDIR/verify/ninja-$n.log" 2>&1 ||
 			{ tail -20 "$WORKDIR/verify/ninja-$n.log"; die "patch $n ($(g log -1 --format=%s "$c")) does not build"; }
+		if [ "$SOURCE_KIND" = git ]; then
+			# the series for review: each patch's docs are valid on their own
+			as_tester meson configure "$bd" -Ddocs=enabled >/dev/null
+			as_tester ninja -C "$bd" doc/src/sgml/postgres-full.xml >>"$WORKDIR/verify/ninja-$n.log" 2>&1 ||
+				{ tail -20 "$WORKDIR/verify/ninja-$n.log"; die "patch $n ($(g log -1 --format=%s "$c")): the docs do not build"; }
+		fi
 		echo "patch $n builds: $(g log -1 --format=%s "$c")"
 	done
 }
