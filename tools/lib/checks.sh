@@ -210,20 +210,23 @@ portability_clients() {
 # git majors, master and 19): the whole tree warning-free under clang with
 # -Werror (gcc's is the test build, -Dwerror=true), and every header
 # compiles on its own, as C (headerscheck) and as C++ (cpluspluscheck).
+# Like the commitfest's CI, this build has JIT, PL/Perl and PL/Python:
+# headerscheck reads their headers too.
 cmd_verify_committer() {
 	local dir=$WORKDIR/build-clang
 	command -v clang >/dev/null || die "clang not found: run 'make deps PG_MAJOR=$PG_MAJOR' as root"
 	if [ ! -f "$dir/build.ninja" ]; then
-		as_tester env CC="ccache clang" meson setup "$dir" "$TREE" "${MESON_OPTS[@]}" >"$WORKDIR/meson-setup-clang.log" 2>&1 ||
+		as_tester env CC="ccache clang" CXX="ccache clang++" meson setup "$dir" "$TREE" "${MESON_OPTS[@]}" \
+			-Dllvm=enabled -Dplperl=enabled -Dplpython=enabled >"$WORKDIR/meson-setup-clang.log" 2>&1 ||
 			{ tail -30 "$WORKDIR/meson-setup-clang.log"; die "meson setup with clang failed"; }
 	fi
 	as_tester ninja -C "$dir" >"$WORKDIR/build-clang.log" 2>&1 ||
 		{ grep -E -B2 -A6 'error|warning' "$WORKDIR/build-clang.log" | tail -40; die "clang -Werror build failed"; }
-	echo "clang $(clang -dumpversion): builds with -Werror"
+	echo "clang $(clang -dumpversion): builds with -Werror (JIT, PL/Perl, PL/Python included)"
 	local c
 	for c in headerscheck cpluspluscheck; do
-		as_tester ninja -C "$BUILD" "$c" >"$WORKDIR/$c.log" 2>&1 ||
-			{ tail -30 "$WORKDIR/$c.log"; die "$c failed"; }
+		as_tester ninja -C "$dir" "$c" >"$WORKDIR/$c.log" 2>&1 ||
+			{ grep -E -A3 'error|warning' "$WORKDIR/$c.log" | head -30; die "$c failed"; }
 		# (both print nothing but the compilers' complaints)
 		if grep -E -q 'error|warning' "$WORKDIR/$c.log"; then
 			grep -E -A3 'error|warning' "$WORKDIR/$c.log" | head -30

@@ -56,8 +56,9 @@ APT_PACKAGES="build-essential meson ninja-build flex bison pkg-config perl
   liblz4-dev libzstd-dev libxml2-dev ccache
   iproute2 util-linux procps bzip2 ca-certificates git
   xsltproc libxml2-utils docbook-xml docbook-xsl"
-# The committer checks of the git majors build with clang too.
-[ "$SOURCE_KIND" = debian ] || APT_PACKAGES="$APT_PACKAGES clang"
+# The committer checks of the git majors build with clang, with every
+# feature whose headers headerscheck reads (JIT, PL/Perl, PL/Python).
+[ "$SOURCE_KIND" = debian ] || APT_PACKAGES="$APT_PACKAGES clang llvm-dev libperl-dev python3-dev"
 
 die() { printf 'workspace: %s\n' "$*" >&2; exit 1; }
 note() { printf '==> %s\n' "$*" >&2; }
