@@ -211,13 +211,16 @@ portability_clients() {
 # -Werror (gcc's is the test build, -Dwerror=true), and every header
 # compiles on its own, as C (headerscheck) and as C++ (cpluspluscheck).
 # Like the commitfest's CI, this build has JIT, PL/Perl and PL/Python:
-# headerscheck reads their headers too.
+# headerscheck reads their headers too.  Its C++ compiler is g++ (clang++
+# 14 rejects the C99 designators of upstream's common/unicode_case_table.h
+# in cpluspluscheck), and -Werror is for C only: g++ 12 warns on upstream's
+# llvmjit_inline.cpp with LLVM 14's headers, none of it our code.
 cmd_verify_committer() {
 	local dir=$WORKDIR/build-clang
 	command -v clang >/dev/null || die "clang not found: run 'make deps PG_MAJOR=$PG_MAJOR' as root"
 	if [ ! -f "$dir/build.ninja" ]; then
-		as_tester env CC="ccache clang" CXX="ccache clang++" meson setup "$dir" "$TREE" "${MESON_OPTS[@]}" \
-			-Dllvm=enabled -Dplperl=enabled -Dplpython=enabled >"$WORKDIR/meson-setup-clang.log" 2>&1 ||
+		as_tester env CC="ccache clang" CXX="ccache g++" meson setup "$dir" "$TREE" "${MESON_OPTS[@]}" \
+			-Dllvm=enabled -Dplperl=enabled -Dplpython=enabled -Dcpp_args=-Wno-error >"$WORKDIR/meson-setup-clang.log" 2>&1 ||
 			{ tail -30 "$WORKDIR/meson-setup-clang.log"; die "meson setup with clang failed"; }
 	fi
 	as_tester ninja -C "$dir" >"$WORKDIR/build-clang.log" 2>&1 ||
