@@ -217,11 +217,15 @@ portability_clients() {
 # llvmjit_inline.cpp with LLVM 14's headers, none of it our code.
 cmd_verify_committer() {
 	local dir=$WORKDIR/build-clang
+	local opts=("${MESON_OPTS[@]}" -Dllvm=enabled -Dplperl=enabled -Dplpython=enabled -Dcpp_args=-Wno-error)
 	command -v clang >/dev/null || die "clang not found: run 'make deps PG_MAJOR=$PG_MAJOR' as root"
+	# (set up again when the options change)
+	[ "$(cat "$dir/.setup-options" 2>/dev/null)" = "${opts[*]}" ] || rm -rf "$dir"
 	if [ ! -f "$dir/build.ninja" ]; then
-		as_tester env CC="ccache clang" CXX="ccache g++" meson setup "$dir" "$TREE" "${MESON_OPTS[@]}" \
-			-Dllvm=enabled -Dplperl=enabled -Dplpython=enabled -Dcpp_args=-Wno-error >"$WORKDIR/meson-setup-clang.log" 2>&1 ||
+		as_tester env CC="ccache clang" CXX="ccache g++" meson setup "$dir" "$TREE" "${opts[@]}" \
+			>"$WORKDIR/meson-setup-clang.log" 2>&1 ||
 			{ tail -30 "$WORKDIR/meson-setup-clang.log"; die "meson setup with clang failed"; }
+		echo "${opts[*]}" >"$dir/.setup-options"
 	fi
 	as_tester ninja -C "$dir" >"$WORKDIR/build-clang.log" 2>&1 ||
 		{ grep -E -B2 -A6 'error|warning' "$WORKDIR/build-clang.log" | tail -40; die "clang -Werror build failed"; }
