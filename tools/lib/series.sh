@@ -216,29 +216,24 @@ cmd_refresh() {
 
 # ---------------------------------------------------------------- export
 cmd_export() {
-	local out=${EXPORT_DIR:-$WORKDIR/export}
+	local out=${EXPORT_DIR:-$WORKDIR/export} cover=()
 	[ -d "$TREE/.git" ] || cmd_apply
 	rm -rf "$out"
 	mkdir -p "$out"
-	g format-patch -q -v"$EXPORT_VERSION" --no-signature $(export_base) -o "$out" upstream..HEAD
-	[ ! -f "$SERIES_DIR/cover-letter" ] || write_cover_letter "$out"
+	[ ! -f "$SERIES_DIR/cover-letter" ] || cover=(--cover-letter)
+	# (a cover letter is from the series' author, not whoever runs this)
+	g -c user.name="$(g log -1 --format=%an)" -c user.email="$(g log -1 --format=%ae)" \
+		format-patch -q -v"$EXPORT_VERSION" --no-signature $(export_base) "${cover[@]}" -o "$out" upstream..HEAD
+	[ ${#cover[@]} -eq 0 ] || fill_cover_letter "$out"/*-0000-cover-letter.patch
 	note "exported to $out:"
 	ls "$out" >&2
 }
 
 # patches/MAJOR/cover-letter: its first line is the subject, the rest the
 # text; format-patch adds the shortlog and diffstat, and the base commit.
-write_cover_letter() {
-	local out=$1 tmp
-	tmp=$(mktemp -d)
-	# (from the series' author, not whoever runs the export)
-	g -c user.name="$(g log -1 --format=%an)" -c user.email="$(g log -1 --format=%ae)" \
-		format-patch -q -v"$EXPORT_VERSION" --no-signature $(export_base) --cover-letter -o "$tmp" upstream..HEAD
+fill_cover_letter() {
 	SUBJECT=$(head -1 "$SERIES_DIR/cover-letter") BLURB=$(tail -n +3 "$SERIES_DIR/cover-letter") \
-		perl -0pi -e 's/\*\*\* SUBJECT HERE \*\*\*/$ENV{SUBJECT}/; s/\*\*\* BLURB HERE \*\*\*/$ENV{BLURB}/;' \
-		"$tmp"/*-0000-cover-letter.patch
-	mv "$tmp"/*-0000-cover-letter.patch "$out/"
-	rm -rf "$tmp"
+		perl -0pi -e 's/\*\*\* SUBJECT HERE \*\*\*/$ENV{SUBJECT}/; s/\*\*\* BLURB HERE \*\*\*/$ENV{BLURB}/;' "$1"
 }
 
 # A git major's series names its base commit (base-commit: in each patch,
