@@ -143,8 +143,7 @@ cmd_verify_autoconf() {
 # refused at start, mptcp=prefer connects over TCP without a word,
 # mptcp=require fails clearly, and mptcpinfo's views are empty.
 cmd_verify_portability() {
-	local dir=$WORKDIR/verify/portability port
-	case $PG_MAJOR in master) port=54320 ;; *) port=$((54300 + PG_MAJOR)) ;; esac
+	local dir=$WORKDIR/verify/portability port=$((54300 + MAJOR_NUMBER))
 	rm -rf "$dir"
 	mkdir -p "$dir/src"
 	g archive HEAD | tar -x -C "$dir/src"

@@ -18,9 +18,12 @@ SERIES_DIR=$TOP/patches/$PG_MAJOR
 # PG_DEBIAN_VERSION, PG_ORIG_SHA256, PG_DEBIAN_SUITE) or a git commit
 # (PG_GIT_URL, PG_GIT_BRANCH, PG_GIT_COMMIT).
 PG_SOURCE_PACKAGE= PG_DEBIAN_VERSION= PG_ORIG_SHA256= PG_DEBIAN_SUITE=
-PG_GIT_URL=https://git.postgresql.org/git/postgresql.git PG_GIT_BRANCH= PG_GIT_COMMIT=
+PG_GIT_URL=https://git.postgresql.org/git/postgresql.git PG_GIT_BRANCH= PG_GIT_COMMIT= PG_VERSION_STRING=
 # shellcheck source=../../patches/18/upstream.conf
 . "$SERIES_DIR/upstream.conf"
+# The major as a number (master: the one its meson.build names), for ports.
+MAJOR_NUMBER=${PG_VERSION_STRING:-$PG_MAJOR}
+MAJOR_NUMBER=${MAJOR_NUMBER%%[!0-9]*}
 if [ -n "$PG_GIT_COMMIT" ]; then
 	SOURCE_KIND=git
 	UPVER="$PG_MAJOR@${PG_GIT_COMMIT:0:10}"

@@ -3,8 +3,8 @@
 # Part of tools/workspace (sourced by it; see that file for the layout).
 
 PGDATA_DEMO=$WORKDIR/data
-# 5499 for 18, 5498 for 17: both servers can run at once.
-case $PG_MAJOR in master) DEMO_PORT=${DEMO_PORT:-5501} ;; *) DEMO_PORT=${DEMO_PORT:-$((5481 + PG_MAJOR))} ;; esac
+# 5499 for 18, 5498 for 17, 5500 for 19, 5501 for master: all can run at once.
+DEMO_PORT=${DEMO_PORT:-$((5481 + MAJOR_NUMBER))}
 
 cmd_start() {
 	cmd_install
