@@ -119,17 +119,28 @@ cmd_verify_patch_builds() {
 	done
 }
 
+# configure_tree DIR [VAR=VALUE...] [OPTION...]: the work tree's HEAD in
+# DIR (emptied first), configured for autoconf as the test user, with the
+# features both autoconf checks leave out.
+configure_tree() {
+	local dir=$1 env=()
+	shift
+	while [ $# -gt 0 ] && [[ $1 == ac_cv_*=* ]]; do env+=("$1"); shift; done
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	g archive HEAD | tar -x -C "$dir"
+	is_root && chown -R "$TEST_USER:" "$dir"
+	(cd "$dir" && as_tester env "${env[@]}" ./configure --without-icu --without-readline --without-zlib "$@" \
+		>configure.out 2>&1) ||
+		{ tail -20 "$dir/configure.out"; die "configure failed"; }
+}
+
 # The autoconf build: configure detects IPPROTO_MPTCP here.  (The code
 # under USE_MPTCP is compiled by the meson builds; what autoconf adds is the
 # detection and the Makefiles, which verify-portability builds in full.)
 cmd_verify_autoconf() {
 	local dir=$WORKDIR/verify/autoconf
-	rm -rf "$dir"
-	mkdir -p "$dir"
-	g archive HEAD | tar -x -C "$dir"
-	is_root && chown -R "$TEST_USER:" "$dir"
-	(cd "$dir" && as_tester ./configure --without-icu --without-readline --without-zlib >configure.out 2>&1) ||
-		{ tail -20 "$dir/configure.out"; die "configure failed"; }
+	configure_tree "$dir"
 	grep -q '^#define HAVE_DECL_IPPROTO_MPTCP 1' "$dir/src/include/pg_config.h" ||
 		die "configure did not detect IPPROTO_MPTCP"
 	echo "configure: HAVE_DECL_IPPROTO_MPTCP 1"
@@ -143,16 +154,12 @@ cmd_verify_autoconf() {
 # refused at start, mptcp=prefer connects over TCP without a word,
 # mptcp=require fails clearly, and mptcpinfo's views are empty.
 cmd_verify_portability() {
-	local dir=$WORKDIR/verify/portability port=$((54300 + MAJOR_NUMBER))
-	rm -rf "$dir"
-	mkdir -p "$dir/src"
-	g archive HEAD | tar -x -C "$dir/src"
-	is_root && chown -R "$TEST_USER:" "$dir"
-	local cc=gcc
+	local dir=$WORKDIR/verify/portability port=$((54300 + MAJOR_NUMBER)) cc=gcc
 	command -v ccache >/dev/null && cc="ccache gcc"
-	(cd "$dir/src" && as_tester env ac_cv_have_decl_IPPROTO_MPTCP=no ./configure --prefix="$dir/install" \
-		--without-icu --without-readline --without-zlib CC="$cc" CFLAGS=-O0 >configure.out 2>&1) ||
-		{ tail -20 "$dir/src/configure.out"; die "configure failed"; }
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	is_root && chown "$TEST_USER:" "$dir"
+	configure_tree "$dir/src" ac_cv_have_decl_IPPROTO_MPTCP=no --prefix="$dir/install" CC="$cc" CFLAGS=-O0
 	grep -q '^#define HAVE_DECL_IPPROTO_MPTCP 0' "$dir/src/src/include/pg_config.h" ||
 		die "configure still declares IPPROTO_MPTCP"
 	(cd "$dir/src" && as_tester make -s -j"$(nproc)" COPT=-Werror install >make.out 2>&1 &&
