@@ -18,6 +18,8 @@ RELEASE_MESON_OPTS=(--buildtype=release -Doptimization=2 -Dcassert=false -Dtap_t
 build_dir() {
 	local dir=$1 name=$2
 	shift 2
+	# (as root, set up what the build needs on a fresh machine, as "make demo" does)
+	cmd_deps
 	cmd_fetch
 	ensure_tree
 	own_workspace

@@ -285,6 +285,7 @@ cmd_check() {
 		series_check pgindent cmd_verify_pgindent
 		series_check install cmd_verify_install
 		series_check guide cmd_verify_guide
+		[ "$SOURCE_KIND" != debian ] || series_check debian-patches cmd_verify_debian_patches
 	fi
 	if is_root && [ -z "${PG_TEST_EXTRA+x}" ]; then
 		# As root the namespace-based suites can be set up; say so.

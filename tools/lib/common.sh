@@ -17,7 +17,7 @@ SERIES_DIR=$TOP/patches/$PG_MAJOR
 # upstream.conf names one source: a Debian source package (PG_SOURCE_PACKAGE,
 # PG_DEBIAN_VERSION, PG_ORIG_SHA256, PG_DEBIAN_SUITE) or a git commit
 # (PG_GIT_URL, PG_GIT_BRANCH, PG_GIT_COMMIT).
-PG_SOURCE_PACKAGE= PG_DEBIAN_VERSION= PG_ORIG_SHA256= PG_DEBIAN_SUITE=
+PG_SOURCE_PACKAGE= PG_DEBIAN_VERSION= PG_ORIG_SHA256= PG_DSC_SHA256= PG_DEBIAN_SUITE=
 PG_GIT_URL=https://git.postgresql.org/git/postgresql.git PG_GIT_BRANCH= PG_GIT_COMMIT= PG_VERSION_STRING=
 # shellcheck source=../../patches/18/upstream.conf
 . "$SERIES_DIR/upstream.conf"
@@ -47,6 +47,8 @@ PREFIX=${PREFIX:-$WORKDIR/install}
 TEST_USER=${TEST_USER:-pgmptcp}
 PLAIN_PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
 TARBALL=$CACHE/${PG_SOURCE_PACKAGE}_${UPVER}.orig.tar.bz2
+# Debian's whole source package (for "make deb"): the .dsc beside the orig tarball
+DSC=$CACHE/${PG_SOURCE_PACKAGE}_${PG_DEBIAN_VERSION#*:}.dsc
 
 # Fixed identities and dates make the assembled commits reproducible, so that
 # apply followed by refresh regenerates byte-identical patches.
@@ -62,6 +64,8 @@ APT_PACKAGES="build-essential meson ninja-build flex bison pkg-config perl
 # The committer checks of the git majors build with clang, with every
 # feature whose headers headerscheck reads (JIT, PL/Perl, PL/Python).
 [ "$SOURCE_KIND" = debian ] || APT_PACKAGES="$APT_PACKAGES clang llvm-dev libperl-dev python3-dev"
+# A Debian major's series also goes on top of Debian's own patches (quilt).
+[ "$SOURCE_KIND" != debian ] || APT_PACKAGES="$APT_PACKAGES quilt"
 
 die() { printf 'workspace: %s\n' "$*" >&2; exit 1; }
 note() { printf '==> %s\n' "$*" >&2; }

@@ -17,7 +17,9 @@ missing_packages() {
 DEB_SRC_ENTRY=/etc/apt/sources.list.d/pg-mptcp-$PG_DEBIAN_SUITE-src.sources
 cmd_deps() {
 	if ! is_root; then
-		note "not root: assuming these packages are installed: $(echo $APT_PACKAGES)"
+		local absent
+		absent=$(missing_packages)
+		[ -z "$absent" ] || note "not root, so not installing: $absent (the build may fail without them)"
 		return 0
 	fi
 	local src=$DEB_SRC_ENTRY

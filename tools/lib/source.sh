@@ -7,7 +7,7 @@ sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
 
 fetch_debian() {
 	mkdir -p "$CACHE"
-	if [ -f "$TARBALL" ] && [ "$(sha256_of "$TARBALL")" = "$PG_ORIG_SHA256" ]; then
+	if [ -f "$TARBALL" ] && [ "$(sha256_of "$TARBALL")" = "$PG_ORIG_SHA256" ] && dsc_ok; then
 		note "cached: $(basename "$TARBALL") (sha256 ok)"
 		return 0
 	fi
@@ -55,8 +55,21 @@ fetch_debian() {
 		die "sha256 mismatch for $(basename "$got"): got $sum, expected $expect"
 	fi
 	mv "$got" "$TARBALL"
+	# The rest of the source package (debian/ and the .dsc that names the
+	# sha256 of both tarballs): "make deb" builds from it.
+	mv "$tmp"/*.dsc "$tmp"/*.debian.tar.* "$CACHE"/ 2>/dev/null || true
 	rm -rf "$tmp"
-	note "fetched $(basename "$TARBALL") (sha256 ok)"
+	dsc_ok || die "the .dsc of $PG_SOURCE_PACKAGE $PG_DEBIAN_VERSION is missing or not the pinned one (PG_DSC_SHA256)"
+	note "fetched $(basename "$TARBALL") and $(basename "$DSC") (sha256 ok)"
+}
+
+# The .dsc is there and, for the pinned version, is the pinned one (it lists
+# the sha256 of the orig and debian tarballs, which dpkg-source -x checks).
+# Another version's .dsc was checked by apt against the archive's signed index.
+dsc_ok() {
+	[ -f "$DSC" ] || return 1
+	[ "$PG_DEBIAN_VERSION" != "$PINNED_DEBIAN_VERSION" ] || [ -z "$PG_DSC_SHA256" ] ||
+		[ "$(sha256_of "$DSC")" = "$PG_DSC_SHA256" ]
 }
 
 tree_from_debian() {

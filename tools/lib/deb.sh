@@ -1,0 +1,340 @@
+# shellcheck shell=bash
+# Packages: Debian's own source package with our series appended as quilt
+# patches (deb), built in a clean chroot of the target suite, and the package
+# test (deb-test): stock server -> ours -> stock again, data intact.
+# Part of tools/workspace (sourced by it; see that file for the layout).
+#
+# What Percona and others do for a patched PostgreSQL: keep Debian's debian/
+# directory, package names and paths (/usr/lib/postgresql/NN), add patches to
+# debian/patches/series, and add a changelog entry.  pg_ctlcluster, the
+# systemd units and every extension package keep working.
+
+DEB_DIR=$WORKDIR/deb
+DEB_OUT=$DEB_DIR/out
+DEB_MIRROR=${DEB_MIRROR:-http://deb.debian.org/debian}
+# Our packages' version: the stock one plus "+mptcpN".  It sorts above the
+# stock version it was built from and below Debian's next upload (18.6-3 <
+# 18.6-3+mptcp1 < 18.6-4), so nothing of ours outranks a newer stock package;
+# "apt-mark hold" (README.md, "Installing the packages") keeps a later stock
+# update from replacing ours silently.
+DEB_REVISION=${DEB_REVISION:-1}
+DEB_VERSION=$PG_DEBIAN_VERSION+mptcp$DEB_REVISION
+# The series' author, who signs the changelog entry.
+DEB_MAINTAINER="pg-mptcp <pg-mptcp@users.noreply.github.com>"
+
+deb_need_debian_major() {
+	[ "$SOURCE_KIND" = debian ] ||
+		die "PostgreSQL $PG_MAJOR comes from git, not from a Debian source package: packages are built for $(grep -l '^PG_SOURCE_PACKAGE=' "$TOP"/patches/*/upstream.conf | xargs -n1 dirname | xargs -n1 basename | sort -rn | paste -sd' ')"
+}
+
+# Debian's source package, unpacked without its patches applied, with our
+# series appended to debian/patches/series (debian/patches/mptcp/*), our
+# changelog entry, and the new libpq symbol.  Leaves the tree in $1.
+deb_source_tree() {
+	local dir=$1 tmp p name
+	cmd_fetch
+	# (the series exactly as patches/ has it)
+	cmd_apply >/dev/null
+	rm -rf "$dir"
+	mkdir -p "$(dirname "$dir")"
+	# (dpkg-source checks the tarballs against the .dsc; the .dsc's own
+	# sha256 was checked by fetch.  The signature needs debian-keyring,
+	# which the pinned sha256 makes unnecessary.)
+	dpkg-source -q -x --skip-patches "$DSC" "$dir" >"$DEB_DIR/dpkg-source.log" 2>&1 ||
+		{ cat "$DEB_DIR/dpkg-source.log" >&2; die "dpkg-source -x $(basename "$DSC") failed"; }
+	tmp=$(mktemp -d)
+	EXPORT_DIR=$tmp cmd_export 2>/dev/null
+	mkdir -p "$dir/debian/patches/mptcp"
+	for p in $(ls "$tmp"/*.patch | grep -v -e '-0000-cover-letter.patch$'); do
+		name=$(basename "$p")
+		name=${name#v*-}
+		cp "$p" "$dir/debian/patches/mptcp/$name"
+		echo "mptcp/$name" >>"$dir/debian/patches/series"
+	done
+	rm -rf "$tmp"
+	deb_changelog_entry "$dir/debian/changelog"
+	# PQmptcpInUse is new in libpq.so.5: a program that calls it needs our
+	# libpq5 (dpkg-gensymbols turns this line into that dependency).
+	sed -i "/^ PQnfields@Base/i\\ PQmptcpInUse@Base $DEB_VERSION" "$dir/debian/libpq5.symbols"
+	grep -q "^ PQmptcpInUse@Base" "$dir/debian/libpq5.symbols" || die "debian/libpq5.symbols: could not add PQmptcpInUse"
+}
+
+deb_changelog_entry() {
+	local changelog=$1 dist date
+	dist=$(head -1 "$changelog" | sed -n 's/^[^ ]* ([^)]*) \([^;]*\);.*/\1/p')
+	# (the date of the series' last change: the same entry on every build)
+	date=$(git -C "$TOP" log -1 --format=%aD -- "patches/$PG_MAJOR" 2>/dev/null || true)
+	date=${date:-$(date -R)}
+	{
+		cat <<-EOF
+		$PG_SOURCE_PACKAGE ($DEB_VERSION) $dist; urgency=medium
+
+		  * Multipath TCP (RFC 8684): the pg-mptcp series for PostgreSQL $PG_MAJOR,
+		    in debian/patches/mptcp/: the listen_mptcp setting, libpq's mptcp
+		    connection option (so every libpq5 client gains it), psql's
+		    \\conninfo line, and the contrib module mptcpinfo.
+
+		 -- $DEB_MAINTAINER  $date
+
+		EOF
+		cat "$changelog"
+	} >"$changelog.new"
+	mv "$changelog.new" "$changelog"
+}
+
+# ---- the series check: our series on top of Debian's own patches, quilt push
+# with no fuzz (what the package build does, minus the build).
+cmd_verify_debian_patches() {
+	if [ "$SOURCE_KIND" != debian ]; then
+		echo "skipped: PostgreSQL $PG_MAJOR is not built from a Debian source package"
+		exit 77
+	fi
+	command -v quilt >/dev/null || die "quilt is not installed: run 'make deps' as root"
+	mkdir -p "$DEB_DIR"
+	local dir=$DEB_DIR/quilt-check/src
+	deb_source_tree "$dir"
+	(cd "$dir" && QUILT_PATCHES=debian/patches QUILT_PC=.pc quilt --quiltrc /dev/null push -a --fuzz=0 -q) >"$DEB_DIR/quilt.log" 2>&1 ||
+		{ cat "$DEB_DIR/quilt.log" >&2; die "our series does not apply with quilt (no fuzz) on top of Debian's patches of $PG_SOURCE_PACKAGE $PG_DEBIAN_VERSION"; }
+	note "quilt: $(grep -c . "$dir/debian/patches/series") patches ($(grep -c '^mptcp/' "$dir/debian/patches/series") ours) apply with no fuzz to $PG_SOURCE_PACKAGE $PG_DEBIAN_VERSION"
+	rm -rf "$DEB_DIR/quilt-check"
+}
+
+# ---- chroots: made by mmdebstrap from Debian's archive, used in a private
+# mount namespace (the mounts go away with it).
+deb_host_tools() {
+	is_root || die "'make $1' needs root: it makes a chroot with mmdebstrap and mounts /proc, /dev in it"
+	local missing= p
+	for p in mmdebstrap quilt; do command -v "$p" >/dev/null || missing="$missing $p"; done
+	if [ -n "$missing" ]; then
+		note "installing:$missing"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >"$DEB_DIR/apt.log" 2>&1 ||
+			{ tail -20 "$DEB_DIR/apt.log" >&2; die "apt-get install$missing failed"; }
+	fi
+}
+
+# deb_chroot DIR [PACKAGE,...]: a fresh minimal chroot of the target suite
+deb_chroot() {
+	local root=$1 include=${2:-}
+	rm -rf "$root"
+	note "mmdebstrap $PG_DEBIAN_SUITE -> $root${include:+ (with $include)}"
+	mmdebstrap --quiet --mode=root --variant=apt --include="ca-certificates${include:+,$include}" \
+		--customize-hook='printf "#!/bin/sh\nexit 101\n" >"$1/usr/sbin/policy-rc.d"; chmod 755 "$1/usr/sbin/policy-rc.d"' \
+		"$PG_DEBIAN_SUITE" "$root" "$DEB_MIRROR" >"$DEB_DIR/mmdebstrap.log" 2>&1 ||
+		{ tail -30 "$DEB_DIR/mmdebstrap.log" >&2; die "mmdebstrap $PG_DEBIAN_SUITE failed"; }
+	cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+}
+
+# deb_run [-n] ROOT CMD...: run CMD in the chroot, in a private mount
+# namespace with what programs there need: /proc, /dev and a tmpfs on
+# /dev/shm (PostgreSQL's shared memory).  The mounts go away with it.  -n: in
+# a new network namespace too (loopback only, and down).
+deb_run() {
+	local net=
+	[ "$1" != -n ] || { net=-n; shift; }
+	unshare -m $net --propagation private sh -c '
+		root=$1; shift
+		mount -t proc proc "$root/proc" && mount --rbind /dev "$root/dev" &&
+		mount -t tmpfs -o mode=1777 tmpfs "$root/dev/shm" && exec chroot "$root" "$@"' sh "$@"
+}
+
+# ---- make deb
+cmd_deb() {
+	deb_need_debian_major
+	mkdir -p "$DEB_DIR"
+	deb_host_tools deb
+	local start=$SECONDS root=$DEB_DIR/build-root src
+	src=/build/$PG_SOURCE_PACKAGE-$UPVER
+	deb_chroot "$root" "build-essential,fakeroot,passwd,util-linux"
+	deb_source_tree "$root$src"
+	note "build-dependencies of $PG_SOURCE_PACKAGE $DEB_VERSION (from Debian $PG_DEBIAN_SUITE only)"
+	# (mmdebstrap leaves no package lists behind)
+	{ deb_run "$root" apt-get update -q && deb_run "$root" apt-get build-dep -y -q -o APT::Install-Recommends=false "$src"; } >"$DEB_DIR/build-deps.log" 2>&1 ||
+		{ tail -30 "$DEB_DIR/build-deps.log" >&2; die "installing the build-dependencies failed"; }
+	local setup=$((SECONDS - start)) opts="parallel=$(nproc)"
+	# Debian's own test suite (make check-world against the build, ~same
+	# time again) runs only with DEB_CHECK=1: our suites run in "make check".
+	[ -n "${DEB_CHECK:-}" ] || opts="nocheck $opts"
+	note "dpkg-buildpackage -b (DEB_BUILD_OPTIONS=$opts), as an unprivileged user, without network"
+	chroot "$root" useradd --create-home builder
+	chroot "$root" chown -R builder: /build
+	# (unshare -n: the build cannot reach the network, as on Debian's buildds)
+	deb_run -n "$root" runuser -u builder -- env -i PATH=/usr/bin:/bin HOME=/home/builder LANG=C.UTF-8 \
+		DEB_BUILD_OPTIONS="$opts" sh -c "cd $src && dpkg-buildpackage -b -uc -us -rfakeroot" >"$DEB_DIR/build.log" 2>&1 ||
+		{ tail -40 "$DEB_DIR/build.log" >&2; die "dpkg-buildpackage failed (log: $DEB_DIR/build.log)"; }
+	rm -rf "$DEB_OUT"
+	mkdir -p "$DEB_OUT"
+	cp "$root"/build/*.deb "$root"/build/*.buildinfo "$root"/build/*.changes "$DEB_OUT"/
+	rm -rf "$root"
+	local total=$((SECONDS - start))
+	echo "$PG_SOURCE_PACKAGE $DEB_VERSION: built in $((total / 60)) min $((total % 60)) s (chroot and build-dependencies $setup s; DEB_BUILD_OPTIONS=$opts)" |
+		tee "$DEB_DIR/build-time"
+	note "packages in $DEB_OUT:"
+	(cd "$DEB_OUT" && ls *.deb) >&2
+}
+
+# ---- make deb-test: like an autopkgtest, in a fresh chroot of the target
+# suite.  Needs root: mmdebstrap's chroot, mounts, and network namespaces for
+# the multipath lab (src/test/mptcp/lab.sh, 2 paths, 198.18.0.0/15).  The
+# server runs in a namespace of its own, the clients and the standby in the
+# lab's client namespace; apt reaches Debian's archive from the host's.
+cmd_deb_test() {
+	deb_need_debian_major
+	mkdir -p "$DEB_DIR"
+	deb_host_tools deb-test
+	ls "$DEB_OUT"/*.deb >/dev/null 2>&1 || die "no packages in $DEB_OUT: run 'make deb PG_MAJOR=$PG_MAJOR' first"
+	local start=$SECONDS rc=0
+	deb_chroot "$DEB_DIR/test-root"
+	unshare -m --propagation private "$TOP/tools/workspace" deb-test-run 2>&1 | tee "$DEB_DIR/test.log" || rc=1
+	grep -q '^deb-test: PASS' "$DEB_DIR/test.log" || rc=1
+	rm -rf "$DEB_DIR/test-root"
+	note "deb-test took $((SECONDS - start)) s (log: $DEB_DIR/test.log)"
+	return $rc
+}
+
+deb_test_run() {
+	local R=$DEB_DIR/test-root lab=$DEB_DIR/lab V=$MAJOR_NUMBER srv n=0
+	local lab_sh=$TOP/src/test/mptcp/lab.sh
+	deb_mount_all "$R"
+	unshare -n sleep 1800 &
+	srv=$!
+	# shellcheck disable=SC2064
+	trap "deb_test_cleanup '$R' '$lab' $srv" EXIT
+	nsenter -t "$srv" -n ip link set lo up
+	rm -rf "$lab"
+	nsenter -t "$srv" -n env LAB_LIFETIME=1800 "$lab_sh" up "$lab" 2 >/dev/null
+	ok() { n=$((n + 1)); echo "ok $n - $*"; }
+	fail() { echo "not ok $((n + 1)) - $*"; echo "deb-test: FAIL"; exit 1; }
+	expect() { [ "$2" = "$3" ] && ok "$1" || fail "$1: got '$2', expected '$3'"; }
+	in_root() { chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
+	in_server() { nsenter -t "$srv" -n chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
+	in_client() { "$lab_sh" client "$lab" chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
+	psql_at() { in_root runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 -p "$@"; }
+	apt_in() { in_root env DEBIAN_FRONTEND=noninteractive apt-get -q -y -o Dpkg::Use-Pty=0 "$@" >>"$DEB_DIR/test-apt.log" 2>&1; }
+	local checksum_sql="SELECT count(*) || ' ' || md5(string_agg(id || ':' || t || ':' || v::text, ',' ORDER BY id)) FROM items"
+	local vector_sql="SET enable_seqscan = off; SELECT string_agg(round(d::numeric, 4)::text, ',') FROM (SELECT v <-> '[1,2,3]' AS d FROM items ORDER BY v <-> '[1,2,3]' LIMIT 5) s"
+	local stock_pkgs="postgresql-$V postgresql-client-$V libpq5"
+	: >"$DEB_DIR/test-apt.log"
+
+	echo "# 1. Debian's stock server $PG_DEBIAN_VERSION and pgvector built against it"
+	apt_in update
+	apt_in install --no-install-recommends $(for p in $stock_pkgs; do echo "$p=$PG_DEBIAN_VERSION"; done) \
+		"postgresql-$V-pgvector" python3-psycopg2 || fail "apt-get install of the stock packages (log: $DEB_DIR/test-apt.log)"
+	expect "stock postgresql-$V installed" "$(in_root dpkg-query -W -f='${Version}' "postgresql-$V")" "$PG_DEBIAN_VERSION"
+	# (postgresql-common made a "main" cluster: make ours as a DBA would)
+	in_root pg_dropcluster --stop "$V" main 2>/dev/null || true
+	in_root pg_createcluster "$V" main >/dev/null || fail "pg_createcluster $V main"
+	in_root pg_conftool -s "$V" main set listen_addresses '*'
+	printf 'host all all 198.18.0.0/15 trust\nhost replication all 198.18.0.0/15 trust\n' >>"$R/etc/postgresql/$V/main/pg_hba.conf"
+	in_server pg_ctlcluster "$V" main start || fail "pg_ctlcluster $V main start"
+	ok "pg_createcluster and pg_ctlcluster start the stock server"
+	psql_at 5432 -c "CREATE EXTENSION vector" \
+		-c "CREATE TABLE items AS SELECT g AS id, md5(g::text) AS t, ('[' || g % 97 || ',' || g % 89 || ',' || g % 83 || ']')::vector(3) AS v FROM generate_series(1, 100000) g" \
+		-c "CREATE INDEX ON items USING hnsw (v vector_l2_ops)" || fail "loading data"
+	local sum vec
+	sum=$(psql_at 5432 -c "$checksum_sql")
+	vec=$(psql_at 5432 -c "$vector_sql")
+	expect "data loaded (checksum $sum)" "${sum%% *}" 100000
+	[ -n "$vec" ] && ok "pgvector: hnsw index answers ($vec)" || fail "pgvector query"
+
+	echo "# 2. our packages over the stock ones"
+	local debs=() names=() f p
+	mkdir -p "$R/tmp/debs"
+	for f in "$DEB_OUT"/*.deb; do
+		p=$(dpkg-deb -f "$f" Package)
+		# (what a DBA does: upgrade the packages installed from this source)
+		if in_root dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii'; then
+			cp "$f" "$R/tmp/debs/"
+			debs+=("/tmp/debs/$(basename "$f")")
+			names+=("$p")
+		fi
+	done
+	apt_in install --no-install-recommends "${debs[@]}" || fail "apt-get install of our packages (log: $DEB_DIR/test-apt.log)"
+	for p in "${names[@]}"; do
+		expect "$p upgraded" "$(in_root dpkg-query -W -f='${Version}' "$p")" "$DEB_VERSION"
+	done
+	in_root apt-mark hold "${names[@]}" >/dev/null
+	expect "apt-mark hold keeps them" "$(in_root apt-mark showhold | sort | paste -sd' ')" "$(printf '%s\n' "${names[@]}" | sort | paste -sd' ')"
+	in_server pg_ctlcluster "$V" main restart || fail "restart on our server"
+	expect "our server runs (listen_mptcp known)" "$(psql_at 5432 -c 'SHOW listen_mptcp')" off
+	expect "data intact after the upgrade" "$(psql_at 5432 -c "$checksum_sql")" "$sum"
+	expect "pgvector still works" "$(psql_at 5432 -c "$vector_sql")" "$vec"
+	in_root pg_conftool -s "$V" main set listen_mptcp on
+	in_server pg_ctlcluster "$V" main restart || fail "restart with listen_mptcp = on"
+	expect "listen_mptcp = on (pg_conftool, restart)" "$(psql_at 5432 -c 'SHOW listen_mptcp')" on
+	psql_at 5432 -c "CREATE EXTENSION mptcpinfo" || fail "CREATE EXTENSION mptcpinfo"
+	# A join subflow follows the connection by a few milliseconds: wait (10 s at most).
+	local wait_sql="DO \$\$BEGIN FOR i IN 1..50 LOOP EXIT WHEN (SELECT subflows FROM pg_stat_mptcp WHERE pid = pg_backend_pid()) >= 2; PERFORM pg_sleep(0.2); END LOOP; END\$\$; SELECT mptcp || ' ' || subflows FROM pg_stat_mptcp WHERE pid = pg_backend_pid()"
+	expect "psql mptcp=require over the lab: multipath in pg_stat_mptcp" \
+		"$(in_client runuser -u postgres -- psql -X -At "host=198.18.1.1 dbname=postgres mptcp=require" -c "${wait_sql}")" "true 2"
+	expect "python3-psycopg2 (the system libpq) mptcp=require: multipath" \
+		"$(in_client runuser -u postgres -- python3 -c "
+import psycopg2, sys
+c = psycopg2.connect('host=198.18.1.1 dbname=postgres mptcp=require')
+c.autocommit = True
+cur = c.cursor()
+cur.execute(sys.argv[1])
+print(cur.fetchone()[0])" "$wait_sql")" "true 2"
+
+	echo "# pg_basebackup with PGMPTCP=1 to a second cluster (a standby in the client namespace)"
+	in_root pg_createcluster "$V" standby >/dev/null || fail "pg_createcluster $V standby"
+	local sdata=/var/lib/postgresql/$V/standby
+	rm -rf "${R:?}$sdata" && install -d -o "$(stat -c %u "$R/var/lib/postgresql")" -m 700 "$R$sdata"
+	in_client runuser -u postgres -- env PGMPTCP=1 pg_basebackup -h 198.18.1.1 -D "$sdata" -R -X stream -c fast ||
+		fail "pg_basebackup over MPTCP"
+	grep -q "mptcp=1" "$R$sdata/postgresql.auto.conf" && ok "pg_basebackup -R wrote mptcp=1 into primary_conninfo" ||
+		fail "primary_conninfo lacks mptcp=1: $(grep primary_conninfo "$R$sdata/postgresql.auto.conf")"
+	"$lab_sh" client "$lab" chroot "$R" pg_ctlcluster "$V" standby start || fail "starting the standby"
+	psql_at 5432 -c "INSERT INTO items VALUES (100001, 'after basebackup', '[0,0,0]')"
+	local sum2 got=
+	sum2=$(psql_at 5432 -c "$checksum_sql")
+	for _ in $(seq 1 50); do
+		got=$(psql_at 5433 -c "$checksum_sql" 2>/dev/null || true)
+		[ "$got" != "$sum2" ] || break
+		sleep 0.2
+	done
+	expect "the standby has the primary's data (checksum)" "$got" "$sum2"
+	expect "the standby's walreceiver is multipath" "$(psql_at 5433 -c "DO \$\$BEGIN FOR i IN 1..50 LOOP EXIT WHEN (SELECT subflows FROM pg_stat_mptcp JOIN pg_stat_wal_receiver USING (pid)) >= 2; PERFORM pg_sleep(0.2); END LOOP; END\$\$; SELECT mptcp || ' ' || subflows FROM pg_stat_mptcp JOIN pg_stat_wal_receiver USING (pid)")" "true 2"
+
+	echo "# 3. back to the stock packages (README.md: \"Going back\")"
+	psql_at 5432 -c "DROP EXTENSION mptcpinfo" || fail "DROP EXTENSION mptcpinfo"
+	in_root pg_conftool -s "$V" main remove listen_mptcp
+	local conninfo
+	conninfo=$(psql_at 5433 -c "SHOW primary_conninfo")
+	conninfo=$(printf '%s' "$conninfo" | sed 's/ *mptcp=[^ ]*//')
+	psql_at 5433 -c "ALTER SYSTEM SET primary_conninfo = '${conninfo//\'/\'\'}'" || fail "removing mptcp from primary_conninfo"
+	in_root apt-mark unhold "${names[@]}" >/dev/null
+	apt_in install --no-install-recommends --allow-downgrades $(for p in "${names[@]}"; do echo "$p=$PG_DEBIAN_VERSION"; done) ||
+		fail "apt-get install of the stock packages again (log: $DEB_DIR/test-apt.log)"
+	for p in "${names[@]}"; do
+		expect "$p back to stock" "$(in_root dpkg-query -W -f='${Version}' "$p")" "$PG_DEBIAN_VERSION"
+	done
+	in_server pg_ctlcluster "$V" main restart || fail "the stock server does not start"
+	"$lab_sh" client "$lab" chroot "$R" pg_ctlcluster "$V" standby restart || fail "the stock standby does not start"
+	[ "$(psql_at 5432 -c "SELECT count(*) FROM pg_settings WHERE name = 'listen_mptcp'")" = 0 ] &&
+		ok "the stock server runs (no listen_mptcp)" || fail "still our server"
+	expect "data intact after going back" "$(psql_at 5432 -c "$checksum_sql")" "$sum2"
+	expect "pgvector still works" "$(psql_at 5432 -c "$vector_sql")" "$vec"
+	psql_at 5432 -c "INSERT INTO items VALUES (100002, 'after going back', '[0,0,0]')"
+	sum2=$(psql_at 5432 -c "$checksum_sql")
+	for _ in $(seq 1 50); do
+		got=$(psql_at 5433 -c "$checksum_sql" 2>/dev/null || true)
+		[ "$got" != "$sum2" ] || break
+		sleep 0.2
+	done
+	expect "the standby streams with the stock libpq (checksum)" "$got" "$sum2"
+	echo "deb-test: PASS ($n checks: $PG_SOURCE_PACKAGE $PG_DEBIAN_VERSION -> $DEB_VERSION -> $PG_DEBIAN_VERSION, Debian $PG_DEBIAN_SUITE)"
+}
+
+deb_mount_all() {
+	mount -t proc proc "$1/proc"
+	mount --rbind /dev "$1/dev"
+	mount -t tmpfs -o mode=1777 tmpfs "$1/dev/shm"
+}
+
+deb_test_cleanup() {
+	local R=$1 lab=$2 srv=$3
+	chroot "$R" pg_ctlcluster "$MAJOR_NUMBER" standby stop -m immediate >/dev/null 2>&1 || true
+	chroot "$R" pg_ctlcluster "$MAJOR_NUMBER" main stop -m immediate >/dev/null 2>&1 || true
+	nsenter -t "$srv" -n "$TOP/src/test/mptcp/lab.sh" down "$lab" >/dev/null 2>&1 || true
+	kill "$srv" 2>/dev/null || true
+}
