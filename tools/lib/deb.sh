@@ -117,11 +117,19 @@ deb_chroot() {
 	local root=$1 include=${2:-}
 	rm -rf "$root"
 	note "mmdebstrap $PG_DEBIAN_SUITE -> $root${include:+ (with $include)}"
-	mmdebstrap --quiet --mode=root --variant=apt --include="ca-certificates${include:+,$include}" \
-		--customize-hook='printf "#!/bin/sh\nexit 101\n" >"$1/usr/sbin/policy-rc.d"; chmod 755 "$1/usr/sbin/policy-rc.d"' \
+	# The chroot's apt sees the archive as the host's does: where the host
+	# accepts a Release file past its Valid-Until (a frozen mirror), so does it.
+	local aptopt=()
+	[ "$(apt-config dump Acquire::Check-Valid-Until | sed -n 's/^Acquire::Check-Valid-Until "\(.*\)";/\1/p')" != false ] ||
+		aptopt=(--aptopt='Acquire::Check-Valid-Until "false"')
+	mmdebstrap --quiet --mode=root --variant=apt --include="ca-certificates${include:+,$include}" "${aptopt[@]}" \
 		"$PG_DEBIAN_SUITE" "$root" "$DEB_MIRROR" >"$DEB_DIR/mmdebstrap.log" 2>&1 ||
 		{ tail -30 "$DEB_DIR/mmdebstrap.log" >&2; die "mmdebstrap $PG_DEBIAN_SUITE failed"; }
 	cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+	# Packages start no service here (the test starts clusters itself).
+	# (After mmdebstrap: it removes its own policy-rc.d when it finishes.)
+	printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+	chmod 755 "$root/usr/sbin/policy-rc.d"
 }
 
 # deb_run [-n] ROOT CMD...: run CMD in the chroot, in a private mount
@@ -205,6 +213,9 @@ deb_test_run() {
 	ok() { n=$((n + 1)); echo "ok $n - $*"; }
 	fail() { echo "not ok $((n + 1)) - $*"; echo "deb-test: FAIL"; exit 1; }
 	expect() { [ "$2" = "$3" ] && ok "$1" || fail "$1: got '$2', expected '$3'"; }
+	# (any other command that fails stops the test and says which)
+	set -E
+	trap 'fail "$BASH_COMMAND (line $LINENO of tools/lib/deb.sh)"' ERR
 	in_root() { chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
 	in_server() { nsenter -t "$srv" -n chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
 	in_client() { "$lab_sh" client "$lab" chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
@@ -229,7 +240,7 @@ deb_test_run() {
 	ok "pg_createcluster and pg_ctlcluster start the stock server"
 	psql_at 5432 -c "CREATE EXTENSION vector" \
 		-c "CREATE TABLE items AS SELECT g AS id, md5(g::text) AS t, ('[' || g % 97 || ',' || g % 89 || ',' || g % 83 || ']')::vector(3) AS v FROM generate_series(1, 100000) g" \
-		-c "CREATE INDEX ON items USING hnsw (v vector_l2_ops)" || fail "loading data"
+		-c "SET maintenance_work_mem = '256MB'" -c "CREATE INDEX ON items USING hnsw (v vector_l2_ops)" || fail "loading data"
 	local sum vec
 	sum=$(psql_at 5432 -c "$checksum_sql")
 	vec=$(psql_at 5432 -c "$vector_sql")
@@ -242,11 +253,14 @@ deb_test_run() {
 	for f in "$DEB_OUT"/*.deb; do
 		p=$(dpkg-deb -f "$f" Package)
 		# (what a DBA does: upgrade the packages installed from this source)
-		if in_root dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii'; then
+		# (no "| grep -q": with pipefail, dpkg-query's SIGPIPE would fail the test)
+		case $(in_root dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true) in
+		ii*)
 			cp "$f" "$R/tmp/debs/"
 			debs+=("/tmp/debs/$(basename "$f")")
 			names+=("$p")
-		fi
+			;;
+		esac
 	done
 	apt_in install --no-install-recommends "${debs[@]}" || fail "apt-get install of our packages (log: $DEB_DIR/test-apt.log)"
 	for p in "${names[@]}"; do
@@ -265,7 +279,7 @@ deb_test_run() {
 	# A join subflow follows the connection by a few milliseconds: wait (10 s at most).
 	local wait_sql="DO \$\$BEGIN FOR i IN 1..50 LOOP EXIT WHEN (SELECT subflows FROM pg_stat_mptcp WHERE pid = pg_backend_pid()) >= 2; PERFORM pg_sleep(0.2); END LOOP; END\$\$; SELECT mptcp || ' ' || subflows FROM pg_stat_mptcp WHERE pid = pg_backend_pid()"
 	expect "psql mptcp=require over the lab: multipath in pg_stat_mptcp" \
-		"$(in_client runuser -u postgres -- psql -X -At "host=198.18.1.1 dbname=postgres mptcp=require" -c "${wait_sql}")" "true 2"
+		"$(in_client runuser -u postgres -- psql -X -q -At "host=198.18.1.1 dbname=postgres mptcp=require" -c "${wait_sql}")" "true 2"
 	expect "python3-psycopg2 (the system libpq) mptcp=require: multipath" \
 		"$(in_client runuser -u postgres -- python3 -c "
 import psycopg2, sys
@@ -297,7 +311,7 @@ print(cur.fetchone()[0])" "$wait_sql")" "true 2"
 
 	echo "# 3. back to the stock packages (README.md: \"Going back\")"
 	psql_at 5432 -c "DROP EXTENSION mptcpinfo" || fail "DROP EXTENSION mptcpinfo"
-	in_root pg_conftool -s "$V" main remove listen_mptcp
+	in_root pg_conftool "$V" main remove listen_mptcp || fail "pg_conftool remove listen_mptcp"
 	local conninfo
 	conninfo=$(psql_at 5433 -c "SHOW primary_conninfo")
 	conninfo=$(printf '%s' "$conninfo" | sed 's/ *mptcp=[^ ]*//')
