@@ -98,7 +98,7 @@ report_refused_options(int family)
 }
 
 /*
- * Say once why MPTCP is unavailable; the server goes on with plain TCP.
+ * Say once what failed and why; the server goes on with plain TCP.
  */
 static void
 report_mptcp_unavailable(int save_errno)
@@ -127,8 +127,8 @@ report_mptcp_unavailable(int save_errno)
 
 	errno = save_errno;
 	ereport(WARNING,
-			(errmsg("could not create MPTCP listen socket, using plain TCP"),
-			 errdetail("%s(%s) failed: %m", "socket", "IPPROTO_MPTCP"),
+			(errmsg("could not create MPTCP listen socket: %m"),
+			 errdetail("The server listens with plain TCP instead."),
 			 hint ? errhint("%s", hint) : 0));
 }
 #endif							/* USE_MPTCP */

@@ -105,7 +105,7 @@ pqMptcpCheckRequired(PGconn *conn)
 		return true;
 	if (pg_socket_is_mptcp(conn->sock, NULL))
 		return true;
-	libpq_append_conn_error(conn, "server does not support MPTCP, but MPTCP was required");
+	libpq_append_conn_error(conn, "MPTCP was required, but the connection fell back to plain TCP: the server or the network path does not support MPTCP");
 	return false;
 }
 

@@ -166,7 +166,7 @@ $plain->connect_fails(
 	"host=127.0.0.1 port=$plain_port dbname=postgres mptcp=require",
 	'mptcp=require against listen_mptcp = off',
 	expected_stderr =>
-	  qr/server does not support MPTCP, but MPTCP was required/);
+	  qr/MPTCP was required, but the connection fell back to plain TCP: the server or the network path does not support MPTCP/);
 
 # Multiple hosts: require skips the one without MPTCP.
 is( $node->safe_psql(

@@ -6,7 +6,9 @@
 # a streaming standby (primary_conninfo), a logical replication
 # subscription, postgres_fdw and dblink.  For each, the server's
 # log_connections line must say "MPTCP enabled", and the data that crossed
-# the connection is checked.
+# the connection is checked.  pg_basebackup --write-recovery-conf writes
+# mptcp into primary_conninfo only when it was asked for, so that a stock
+# libpq (tested where one is installed) can use what it wrote.
 #
 # Needs a Linux kernel that can create MPTCP sockets; skips otherwise.
 
@@ -92,6 +94,87 @@ command_ok(
 check_logged($primary, $offset, 'mp_basebackup', 2, 'pg_basebackup');
 command_ok([ 'pg_verifybackup', "$tempdir/backup" ],
 	'pg_basebackup: backup verifies');
+
+# pg_basebackup --write-recovery-conf copies the connection's options into
+# primary_conninfo.  It must write mptcp only when MPTCP was asked for: a
+# standby made without it has to start again with a stock libpq, which
+# rejects the unknown keyword (the way back to the stock server).
+sub written_conninfo
+{
+	my ($dir) = @_;
+	my $conf = slurp_file("$dir/postgresql.auto.conf");
+	my ($ci) = $conf =~ /^primary_conninfo = '((?:[^'\\]|''|\\\\)*)'$/m;
+	die "no primary_conninfo in $dir/postgresql.auto.conf" unless defined $ci;
+	$ci =~ s/(['\\])\1/$1/g;
+	return $ci;
+}
+
+my %written;
+for my $case (
+	[ 'default', {}, '', undef ],
+	[ 'mptcp=0', {}, ' mptcp=0', undef ],
+	[ 'PGMPTCP=1', { PGMPTCP => '1' }, '', '1' ],
+	[ 'mptcp=require', {}, ' mptcp=require', 'require' ])
+{
+	my ($name, $env, $opt, $want) = @$case;
+	local @ENV{ keys %$env } = values %$env;
+	my $dir = "$tempdir/recovery_" . scalar(keys %written);
+	command_ok(
+		[
+			'pg_basebackup', '--pgdata' => $dir,
+			'--write-recovery-conf', '--wal-method' => 'none',
+			'--checkpoint' => 'fast', '--no-sync',
+			'--dbname' => "$connstr$opt"
+		],
+		"pg_basebackup --write-recovery-conf, $name");
+	my $ci = written_conninfo($dir);
+	like($ci, qr/\bport=$port\b/,
+		"$name: primary_conninfo names the primary");
+	my @mptcp = $ci =~ /\bmptcp=(\S*)/g;
+	is_deeply(\@mptcp, defined $want ? [$want] : [],
+		defined $want
+		? "$name: primary_conninfo has mptcp=$want"
+		: "$name: primary_conninfo has no mptcp keyword");
+	$written{$name} = $ci;
+}
+
+# The way back: a libpq without the mptcp option (a stock build of this
+# major version) connects with what was written.  Debian's client package
+# puts one in /usr/lib/postgresql/MAJOR/bin; PG_TEST_STOCK_PSQL names
+# another.  It must reject the mptcp keyword, else it is not stock.
+SKIP:
+{
+	my ($major) = $primary->pg_version =~ /^(\d+)/;
+	my $stock = $ENV{PG_TEST_STOCK_PSQL}
+	  // "/usr/lib/postgresql/$major/bin/psql";
+	skip "no stock psql of PostgreSQL $major at $stock "
+	  . "(set PG_TEST_STOCK_PSQL to test the way back)", 2
+	  unless -x $stock;
+	local %ENV = %ENV;
+	delete $ENV{LD_LIBRARY_PATH};
+	my ($out, $err);
+	IPC::Run::run(
+		[
+			$stock, '--no-psqlrc', '--tuples-only', '--no-align',
+			'--dbname' => "$written{'PGMPTCP=1'} dbname=postgres",
+			'--command' => 'SELECT 1'
+		],
+		'>', \$out, '2>', \$err);
+	skip "$stock is not a stock libpq of PostgreSQL $major: $err", 2
+	  unless $err =~ /invalid connection option "mptcp"/;
+	pass("stock psql at $stock rejects mptcp=1, as asked for");
+	IPC::Run::run(
+		[
+			$stock, '--no-psqlrc', '--tuples-only', '--no-align',
+			'--dbname' => "$written{default} dbname=postgres",
+			'--command' => $checksum_sql
+		],
+		'>', \$out, '2>', \$err);
+	chomp $out;
+	is($out, $expected,
+		'stock psql reads the data with the primary_conninfo written by default'
+	);
+}
 
 # pg_receivewal, to a fixed end position
 my $start_lsn = $primary->safe_psql('postgres',
