@@ -240,6 +240,20 @@ find_incoming(MptcpDiag *diag, PgBackendStatus *beentry)
 }
 
 /*
+ * Can this process have opened connections?  Backends can (postgres_fdw,
+ * dblink), background workers (logical replication workers, extensions'
+ * workers) and the walreceiver; the other auxiliary processes and the
+ * walsenders do not.
+ */
+static bool
+may_connect(PgBackendStatus *beentry)
+{
+	return beentry->st_backendType == B_BACKEND ||
+		beentry->st_backendType == B_BG_WORKER ||
+		beentry->st_backendType == B_WAL_RECEIVER;
+}
+
+/*
  * The MPTCP connections that a server process opened: the ones not yet
  * claimed whose socket the process has open.  Appends a row for each.
  */
@@ -297,7 +311,7 @@ collect_rows(MptcpDiag *diag, bool all_outgoing)
 {
 	int			num_backends = pgstat_fetch_stat_numbackends();
 	List	   *rows = NIL;
-	bool		unclaimed = false;
+	int			unclaimed = 0;
 	ListCell   *lc;
 
 	/* first the incoming connections, claimed by their address */
@@ -315,7 +329,7 @@ collect_rows(MptcpDiag *diag, bool all_outgoing)
 	foreach(lc, diag->conns)
 	{
 		if (((MptcpConn *) lfirst(lc))->pid == 0)
-			unclaimed = true;
+			unclaimed++;
 	}
 
 	for (int i = 1; i <= num_backends; i++)
@@ -339,8 +353,14 @@ collect_rows(MptcpDiag *diag, bool all_outgoing)
 			row->conn = find_incoming(diag, beentry);
 			rows = lappend(rows, row);
 		}
-		if (unclaimed && (all_outgoing || walreceiver))
+		if (unclaimed > 0 && (walreceiver ||
+							  (all_outgoing && may_connect(beentry))))
+		{
+			int			before = list_length(rows);
+
 			rows = add_outgoing(rows, diag, beentry, visible);
+			unclaimed -= list_length(rows) - before;
+		}
 		if (walreceiver && list_length(rows) == nrows)
 		{
 			/* a walreceiver on plain TCP, or one whose socket was missed */
