@@ -48,20 +48,21 @@ my $done_re = qr/LOG:  MPTCP path manager (offers|cannot)/;
 my $started = 0;
 
 # (Re)start the server and return what mptcpinfo's check logged, up to its
-# LOG line: the lines of its process (the log line prefix has "[pid]"),
-# the prefix stripped ("LOG:  text").
+# LOG line: the lines of its process (the log line prefix has "[pid]",
+# after the backend type from PostgreSQL 19 on), the prefix stripped
+# ("LOG:  text").
 sub start_log
 {
 	my $offset = -s $node->logfile // 0;
 	$started++ ? $node->restart : $node->start;
 	$node->wait_for_log($done_re, $offset);
 	my $log = slurp_file($node->logfile, $offset);
-	$log =~ /^.*? \[(\d+)\] .*$done_re/m
+	$log =~ /^.*?\[(\d+)\] .*$done_re/m
 	  or die "no process id before mptcpinfo's LOG line";
 	my $pid = $1;
 	return join("\n",
-		map { s/^.*? \[$pid\] .*?(LOG|WARNING|DETAIL|HINT):  /$1:  /r }
-		grep { / \[$pid\] / } split /\n/, $log);
+		map { s/^.*?\[$pid\] .*?(LOG|WARNING|DETAIL|HINT):  /$1:  /r }
+		grep { /\[$pid\] / } split /\n/, $log);
 }
 
 # Does the log have these lines, one after the other?
