@@ -27,10 +27,10 @@
 #include <netinet/in.h>
 
 #include "libpq/mptcp.h"
+#include "mptcp_netlink.h"
 #include "mptcp_pm.h"
 
 #ifdef USE_MPTCP
-#include <linux/netlink.h>
 #include <linux/genetlink.h>
 
 #define PM_FAMILY_NAME "mptcp_pm"	/* MPTCP_PM_NAME */
@@ -50,7 +50,6 @@
 
 /* what one request may bring back, at most: the kernel has 8 endpoints */
 #define PM_MAX_MESSAGES 1024
-#define PM_BUFSIZE 32768
 
 /* called for each answer; payload is what follows the genlmsghdr */
 typedef void (*GenlCallback) (struct nlattr *attrs, int len, void *arg);
@@ -64,11 +63,27 @@ typedef void (*GenlCallback) (struct nlattr *attrs, int len, void *arg);
 	((len) -= NLA_ALIGN((nla)->nla_len), \
 	 (struct nlattr *) ((char *) (nla) + NLA_ALIGN((nla)->nla_len)))
 
+typedef struct GenlAnswer
+{
+	GenlCallback cb;
+	void	   *arg;
+} GenlAnswer;
+
+/* an answer of the kernel: pass its attributes on */
+static void
+genl_answer(const struct nlmsghdr *nlh, void *arg)
+{
+	GenlAnswer *answer = arg;
+
+	if (nlh->nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN))
+		answer->cb((struct nlattr *) ((char *) NLMSG_DATA(nlh) + GENL_HDRLEN),
+				   nlh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN), answer->arg);
+}
+
 /*
  * Send one generic netlink request (with one optional string attribute) and
- * pass each answer to cb.  A dump ends with NLMSG_DONE, a plain request
- * with its one answer.  Returns false, errno set, on failure.  If an ERROR
- * escapes a callback, fd is closed first.
+ * pass each answer to cb.  Returns false, errno set, on failure.  If an
+ * ERROR escapes a callback, fd is closed first.
  */
 static bool
 genl_request(int fd, uint16 family, uint8 cmd, bool dump,
@@ -80,18 +95,12 @@ genl_request(int fd, uint16 family, uint8 cmd, bool dump,
 		struct genlmsghdr genl;
 		char		attrs[64];
 	}			req;
-	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-	static uint32 seq = 0;
-	char	   *buf;
-	bool		done = false;
-	bool		ok = true;
-	int			messages = 0;
+	GenlAnswer	answer = {cb, arg};
 
 	memset(&req, 0, sizeof(req));
 	req.nlh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
 	req.nlh.nlmsg_type = family;
 	req.nlh.nlmsg_flags = NLM_F_REQUEST | (dump ? NLM_F_DUMP : 0);
-	req.nlh.nlmsg_seq = ++seq;
 	req.genl.cmd = cmd;
 	req.genl.version = (family == GENL_ID_CTRL) ? 1 : PM_VERSION;
 	if (str)
@@ -106,73 +115,8 @@ genl_request(int fd, uint16 family, uint8 cmd, bool dump,
 		req.nlh.nlmsg_len += NLA_ALIGN(nla->nla_len);
 	}
 
-	if (sendto(fd, &req, req.nlh.nlmsg_len, 0,
-			   (struct sockaddr *) &kernel, sizeof(kernel)) < 0)
-		return false;
-
-	/*
-	 * The callbacks allocate: if that fails, close the socket before the
-	 * ERROR leaves, or it stays open for the rest of the session.
-	 */
-	PG_TRY();
-	{
-		buf = palloc(PM_BUFSIZE);
-		while (!done && ok)
-		{
-			ssize_t		len = recv(fd, buf, PM_BUFSIZE, 0);
-			struct nlmsghdr *nlh;
-
-			if (len <= 0)
-			{
-				if (len == 0)
-					errno = EPROTO;
-				ok = false;
-				break;
-			}
-			for (nlh = (struct nlmsghdr *) buf; NLMSG_OK(nlh, len);
-				 nlh = NLMSG_NEXT(nlh, len))
-			{
-				if (nlh->nlmsg_seq != req.nlh.nlmsg_seq)
-					continue;
-				if (nlh->nlmsg_type == NLMSG_DONE)
-				{
-					done = true;
-					break;
-				}
-				if (nlh->nlmsg_type == NLMSG_ERROR)
-				{
-					struct nlmsgerr *err = NLMSG_DATA(nlh);
-
-					errno = err->error ? -err->error : EPROTO;
-					ok = (err->error == 0);
-					done = true;
-					break;
-				}
-				if (++messages > PM_MAX_MESSAGES)
-				{
-					errno = EMSGSIZE;
-					ok = false;
-					break;
-				}
-				if (nlh->nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN))
-					cb((struct nlattr *) ((char *) NLMSG_DATA(nlh) + GENL_HDRLEN),
-					   nlh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN), arg);
-				if (!dump)
-				{
-					done = true;
-					break;
-				}
-			}
-		}
-	}
-	PG_CATCH();
-	{
-		close(fd);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	pfree(buf);
-	return ok;
+	return mptcp_netlink_request(fd, &req.nlh, genl_answer, &answer,
+								 PM_MAX_MESSAGES);
 }
 
 static void
@@ -193,17 +137,14 @@ family_id_cb(struct nlattr *nla, int len, void *arg)
 static int
 pm_open(uint16 *family)
 {
-	struct timeval timeout = {.tv_sec = 5};
 	int			fd;
 
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	fd = mptcp_netlink_open(NETLINK_GENERIC);
 	if (fd < 0)
 	{
 		elog(DEBUG1, "could not create generic netlink socket: %m");
 		return -1;
 	}
-	/* the kernel answers at once; never wait long all the same */
-	(void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
 
 	*family = 0;
 	if (!genl_request(fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, false,

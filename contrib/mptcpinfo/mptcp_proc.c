@@ -4,7 +4,8 @@
  *	  MPTCP figures of the server's network namespace read from procfs.
  *
  * /proc/sys/net/mptcp holds the namespace's MPTCP sysctls, whichever the
- * running kernel has; /proc/net/netstat holds, on its two "MPTcpExt:"
+ * running kernel has (and /proc/sys/net/ipv4 the TCP ones its subflows
+ * use); /proc/net/netstat holds, on its two "MPTcpExt:"
  * lines, the kernel's MPTCP counters (what "nstat" shows as MPTcpExt*);
  * /proc/PID/fd names the sockets a process has open.  All of it is per
  * network namespace, readable without privilege (the last one for the
@@ -36,6 +37,14 @@
 #define MAX_SYSCTL_VALUE 1024
 #define MAX_NETSTAT_SIZE (256 * 1024)
 #define MAX_FDS 100000
+
+/*
+ * TCP sysctls that MPTCP connections depend on: each subflow is a TCP
+ * socket and gets the namespace's congestion control.
+ */
+static const char *const tcp_sysctls[] = {
+	"net.ipv4.tcp_congestion_control",
+};
 
 /*
  * Read at most max - 1 bytes of a file into buf, NUL-terminated.  Returns
@@ -105,6 +114,31 @@ mptcp_proc_sysctls(void)
 	}
 	if (dir)
 		FreeDir(dir);
+
+	/* the TCP sysctls that matter to MPTCP connections */
+	for (int i = 0; i < lengthof(tcp_sysctls); i++)
+	{
+		MptcpProcItem *item;
+		char		path[MAXPGPATH];
+		int			len;
+
+		snprintf(path, sizeof(path), "/proc/sys/%s", tcp_sysctls[i]);
+		for (char *p = path + strlen("/proc/sys/"); *p; p++)
+		{
+			if (*p == '.')
+				*p = '/';
+		}
+		len = read_small_file(path, buf, MAX_SYSCTL_VALUE);
+		if (len < 0)
+			continue;
+		while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+			buf[--len] = '\0';
+		item = palloc0(sizeof(MptcpProcItem));
+		item->name = pstrdup(tcp_sysctls[i]);
+		item->value = pstrdup(buf);
+		result = lappend(result, item);
+	}
+
 	pfree(buf);
 	list_sort(result, item_cmp);
 	return result;

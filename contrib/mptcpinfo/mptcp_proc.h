@@ -27,7 +27,10 @@ typedef struct MptcpProcItem
  * what they could read (possibly nothing), and say why at DEBUG1.
  */
 
-/* the files of /proc/sys/net/mptcp, named "net.mptcp.NAME", sorted */
+/*
+ * the files of /proc/sys/net/mptcp, named "net.mptcp.NAME", and the TCP
+ * sysctls that matter to MPTCP (net.ipv4.tcp_congestion_control), sorted
+ */
 extern List *mptcp_proc_sysctls(void);
 
 /* the MPTcpExt counters of /proc/net/netstat, named as nstat does */

@@ -1,18 +1,20 @@
 /*-------------------------------------------------------------------------
  *
  * mptcpinfo.c
- *	  Multipath TCP (MPTCP) figures of the server's client connections.
+ *	  Multipath TCP (MPTCP) figures of the server's connections.
  *
- * The figures come from the kernel's socket diagnostics (sock_diag, the
- * NETLINK_SOCK_DIAG interface that "ss -M" uses): one dump of the MPTCP
- * sockets gives each connection's struct mptcp_info, one dump of the TCP
- * sockets gives each subflow's struct tcp_info and, in its MPTCP ULP info,
- * the token of the connection it belongs to.  Connections are matched to
- * backends by the client's address and port, as in pg_stat_activity.
+ * The figures come from the kernel's socket diagnostics (mptcp_diag.c):
+ * each MPTCP connection's struct mptcp_info, each subflow's struct tcp_info
+ * and congestion control.  Connections are matched to server processes in
+ * both directions:
  *
- * The walreceiver of a standby is a client, not a server: its connection
- * to the upstream server is found by the inode of its socket, which
- * /proc/PID/fd names (see mptcp_proc.c).
+ * - incoming: a backend's connection from its client, by the client's
+ *	 address and port, as in pg_stat_activity;
+ * - outgoing: a connection a server process opened itself (a walreceiver,
+ *	 a logical replication worker, postgres_fdw or dblink in a backend), by
+ *	 the inode of its socket, which /proc/PID/fd names (mptcp_proc.c).  The
+ *	 file descriptors are only read if some MPTCP connection of the
+ *	 namespace is not one of the incoming ones.
  *
  * The path manager's endpoints (mptcp_pm.c, generic netlink), the
  * namespace's MPTCP sysctls and counters (mptcp_proc.c, procfs) explain
@@ -31,6 +33,9 @@
  * is only reported when the kernel's answer is long enough to contain it,
  * else it is NULL.
  *
+ * This file holds the SQL entry points and what turns the kernel's answers
+ * into rows; each kernel source has its own file.
+ *
  * Copyright (c) 2025, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
@@ -40,7 +45,6 @@
  */
 #include "postgres.h"
 
-#include <unistd.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <net/if.h>
@@ -50,8 +54,10 @@
 #include "funcapi.h"
 #include "libpq/mptcp.h"
 #include "miscadmin.h"
+#include "mptcp_diag.h"
 #include "mptcp_pm.h"
 #include "mptcp_proc.h"
+#include "mptcp_startup.h"
 #include "postmaster/postmaster.h"
 #include "replication/walreceiver.h"
 #include "storage/spin.h"
@@ -64,10 +70,6 @@
 #include "utils/tuplestore.h"
 
 #ifdef USE_MPTCP
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
-#include <linux/sock_diag.h>
-#include <linux/inet_diag.h>
 #define MPTCP_IN_BUILD true
 #else
 /* A build without MPTCP (no IPPROTO_MPTCP) has nothing to show: no rows. */
@@ -80,189 +82,56 @@ PG_MODULE_MAGIC_EXT(
 );
 
 PG_FUNCTION_INFO_V1(pg_stat_get_mptcp);
+PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_1_2);
 PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_subflows);
 PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_subflows_1_1);
+PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_subflows_1_2);
 PG_FUNCTION_INFO_V1(pg_mptcp_get_endpoints);
 PG_FUNCTION_INFO_V1(pg_mptcp_get_settings);
 PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_counters);
+
+/*
+ * Loaded at server start (shared_preload_libraries), the module says once
+ * what the server's MPTCP will do; see mptcp_startup.c.
+ */
+void
+_PG_init(void)
+{
+	if (process_shared_preload_libraries_in_progress)
+		mptcp_startup_register();
+}
 
 #define HAS_PGSTAT_PERMISSIONS(role) \
 	(has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS) || \
 	 has_privs_of_role(GetUserId(), role))
 
-/*
- * The kernel's struct mptcp_info (include/uapi/linux/mptcp.h), spelled out
- * here because the installed headers may predate the newer fields.  The
- * kernel only ever appends fields.
- */
-typedef struct MptcpInfo
-{
-	uint8		subflows;		/* extra subflows, the initial one excluded */
-	uint8		add_addr_signal;
-	uint8		add_addr_accepted;
-	uint8		subflows_max;
-	uint8		add_addr_signal_max;
-	uint8		add_addr_accepted_max;
-	uint32		flags;
-	uint32		token;
-	uint64		write_seq;
-	uint64		snd_una;
-	uint64		rcv_nxt;
-	uint8		local_addr_used;	/* Linux 5.12 */
-	uint8		local_addr_max;
-	uint8		csum_enabled;	/* Linux 5.14 */
-	uint32		retransmits;	/* Linux 6.5 */
-	uint64		bytes_retrans;
-	uint64		bytes_sent;
-	uint64		bytes_received;
-	uint64		bytes_acked;
-	uint8		subflows_total; /* Linux 6.8 */
-	uint8		endp_laminar_max;	/* Linux 6.18 */
-	uint8		endp_fullmesh_max;
-	uint8		reserved;
-	uint32		last_data_sent; /* Linux 6.10, milliseconds */
-	uint32		last_data_recv;
-	uint32		last_ack_recv;
-} MptcpInfo;
-
-#define MPTCP_INFO_FLAG_FALLBACK 0x1
-
-/* The part of the kernel's struct tcp_info (include/uapi/linux/tcp.h) used */
-typedef struct TcpInfo
-{
-	uint8		state;
-	uint8		ca_state;
-	uint8		retransmits;
-	uint8		probes;
-	uint8		backoff;
-	uint8		options;
-	uint8		wscale;
-	uint8		flags;
-	uint32		rto;
-	uint32		ato;
-	uint32		snd_mss;
-	uint32		rcv_mss;
-	uint32		unacked;
-	uint32		sacked;
-	uint32		lost;
-	uint32		retrans;
-	uint32		fackets;
-	uint32		last_data_sent;
-	uint32		last_ack_sent;
-	uint32		last_data_recv;
-	uint32		last_ack_recv;
-	uint32		pmtu;
-	uint32		rcv_ssthresh;
-	uint32		rtt;			/* microseconds */
-	uint32		rttvar;
-	uint32		snd_ssthresh;
-	uint32		snd_cwnd;
-	uint32		advmss;
-	uint32		reordering;
-	uint32		rcv_rtt;
-	uint32		rcv_space;
-	uint32		total_retrans;
-	uint64		pacing_rate;
-	uint64		max_pacing_rate;
-	uint64		bytes_acked;	/* Linux 4.1 */
-	uint64		bytes_received;
-	uint32		segs_out;
-	uint32		segs_in;
-	uint32		notsent_bytes;
-	uint32		min_rtt;
-	uint32		data_segs_in;
-	uint32		data_segs_out;
-	uint64		delivery_rate;
-	uint64		busy_time;
-	uint64		rwnd_limited;
-	uint64		sndbuf_limited;
-	uint32		delivered;
-	uint32		delivered_ce;
-	uint64		bytes_sent;		/* Linux 4.19 */
-	uint64		bytes_retrans;
-} TcpInfo;
-
-/* does a kernel answer of "len" bytes contain field "f" of struct "s"? */
-#define HAS_FIELD(s, f, len) \
-	(offsetof(s, f) + sizeof(((s *) 0)->f) <= (len))
-
-/* A socket's endpoints, IPv4 addresses stored as IPv4-mapped IPv6 */
-typedef struct SockEnds
-{
-	uint8		local[16];
-	uint8		remote[16];
-	uint16		local_port;
-	uint16		remote_port;
-	int			family;			/* AF_INET or AF_INET6, as reported */
-} SockEnds;
-
-typedef struct MptcpConn
-{
-	SockEnds	ends;
-	uint64		inode;			/* of the socket, to find a walreceiver's */
-	int			walrcv_pid;		/* the walreceiver that holds it, or 0 */
-	MptcpInfo	info;
-	size_t		info_len;		/* how much of info the kernel filled */
-} MptcpConn;
-
-typedef struct Subflow
-{
-	SockEnds	ends;
-	uint32		token;
-	uint32		flags;			/* MPTCP_SUBFLOW_FLAG_* of the ULP info */
-	uint8		state;
-	TcpInfo		info;
-	size_t		info_len;
-} Subflow;
-
-/* a listening TCP socket */
-typedef struct MptcpListener
-{
-	SockEnds	ends;
-	bool		mptcp;			/* the subflow listener of an MPTCP socket */
-	bool		v6only;
-} MptcpListener;
-
-typedef struct DiagResult
-{
-	List	   *conns;			/* MptcpConn * */
-	List	   *subflows;		/* Subflow * */
-	List	   *listeners;		/* MptcpListener * */
-} DiagResult;
-
-/* what read_kernel() is to read */
-#define READ_CONNS		0x1
-#define READ_SUBFLOWS	0x2
-#define READ_LISTENERS	0x4
-
-#define NUM_MPTCP_COLS 23
+/* the columns of each version's functions */
+#define NUM_MPTCP_COLS_V1_0 23
+#define NUM_MPTCP_COLS 24		/* 1.2: direction */
 #define NUM_SUBFLOW_COLS_V1_0 16
-#define NUM_SUBFLOW_COLS 17
+#define NUM_SUBFLOW_COLS_V1_1 17	/* backup */
+#define NUM_SUBFLOW_COLS 19		/* 1.2: token, congestion_control */
 #define NUM_ENDPOINT_COLS 9
 #define NUM_SETTING_COLS 3
 #define NUM_COUNTER_COLS 2
 
-/* a walreceiver's sockets: it has its connection and a few others */
-#define MAX_WALRCV_SOCKETS 64
+/* the sockets of one process: a few, more with many fdw connections */
+#define MAX_PROCESS_SOCKETS 1024
 
-/* the kernel's MPTCP_SUBFLOW_FLAG_BKUP_REM and _BKUP_LOC */
-#define SUBFLOW_FLAG_BKUP_REM (1 << 4)
-#define SUBFLOW_FLAG_BKUP_LOC (1 << 5)
-
-static void
-addr_to_mapped(int family, const void *addr, uint8 *out)
+/*
+ * One row of pg_stat_mptcp: a connection of a server process, or (conn
+ * NULL) a backend's plain TCP client connection or a walreceiver's plain
+ * TCP connection.
+ */
+typedef struct MptcpRow
 {
-	if (family == AF_INET)
-	{
-		memset(out, 0, 10);
-		out[10] = out[11] = 0xff;
-		memcpy(out + 12, addr, 4);
-	}
-	else
-		memcpy(out, addr, 16);
-}
+	PgBackendStatus *beentry;
+	bool		visible;		/* may the caller see its details? */
+	bool		outgoing;		/* opened by the server process */
+	MptcpConn  *conn;
+} MptcpRow;
 
-/* the client address of a backend, in the form of SockEnds.remote */
+/* the client address of a backend, in the form of MptcpSockEnds.remote */
 static bool
 backend_client(PgBackendStatus *beentry, uint8 *addr, uint16 *port)
 {
@@ -272,7 +141,7 @@ backend_client(PgBackendStatus *beentry, uint8 *addr, uint16 *port)
 	{
 		const struct sockaddr_in *sin = (const struct sockaddr_in *) ss;
 
-		addr_to_mapped(AF_INET, &sin->sin_addr, addr);
+		mptcp_addr_to_mapped(AF_INET, &sin->sin_addr, addr);
 		*port = ntohs(sin->sin_port);
 		return true;
 	}
@@ -280,7 +149,7 @@ backend_client(PgBackendStatus *beentry, uint8 *addr, uint16 *port)
 	{
 		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *) ss;
 
-		addr_to_mapped(AF_INET6, &sin6->sin6_addr, addr);
+		mptcp_addr_to_mapped(AF_INET6, &sin6->sin6_addr, addr);
 		*port = ntohs(sin6->sin6_port);
 		return true;
 	}
@@ -319,310 +188,13 @@ uint64_numeric(uint64 v)
 							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
 }
 
-#ifdef USE_MPTCP
-
-#ifndef INET_DIAG_REQ_PROTOCOL
-#define INET_DIAG_REQ_PROTOCOL 3	/* Linux 5.7 */
-#endif
-#define ULP_INFO_NAME 1			/* INET_ULP_INFO_NAME */
-#define ULP_INFO_MPTCP 3		/* INET_ULP_INFO_MPTCP */
-#define SUBFLOW_ATTR_TOKEN_LOC 2	/* MPTCP_SUBFLOW_ATTR_TOKEN_LOC */
-#define SUBFLOW_ATTR_FLAGS 8	/* MPTCP_SUBFLOW_ATTR_FLAGS */
-#ifndef INET_DIAG_SKV6ONLY
-#define INET_DIAG_SKV6ONLY 11
-#endif
-
-#define TCP_STATE_LISTEN 10
-#define TCP_STATES_BUT_LISTEN (((1 << 12) - 1) & ~(1 << TCP_STATE_LISTEN))
-#define TCP_STATES_LISTEN (1 << TCP_STATE_LISTEN)
-
-static void
-fill_ends(const struct inet_diag_msg *msg, SockEnds *ends)
+static Datum
+ms_interval(uint32 ms)
 {
-	ends->family = msg->idiag_family;
-	addr_to_mapped(msg->idiag_family, msg->id.idiag_src, ends->local);
-	addr_to_mapped(msg->idiag_family, msg->id.idiag_dst, ends->remote);
-	ends->local_port = ntohs(msg->id.idiag_sport);
-	ends->remote_port = ntohs(msg->id.idiag_dport);
-}
+	Interval   *result = palloc0(sizeof(Interval));
 
-/*
- * The MPTCP ULP info of a TCP socket: whether it is an MPTCP subflow (or
- * subflow listener), and its connection's token (0 for a listener) and
- * subflow flags.
- */
-static bool
-parse_ulp(struct rtattr *ulp, uint32 *token, uint32 *flags)
-{
-	struct rtattr *a;
-	int			len = RTA_PAYLOAD(ulp);
-	bool		is_mptcp = false;
-
-	for (a = RTA_DATA(ulp); RTA_OK(a, len); a = RTA_NEXT(a, len))
-	{
-		if ((a->rta_type & NLA_TYPE_MASK) == ULP_INFO_NAME)
-			is_mptcp = (strncmp(RTA_DATA(a), "mptcp", RTA_PAYLOAD(a)) == 0);
-		else if ((a->rta_type & NLA_TYPE_MASK) == ULP_INFO_MPTCP && is_mptcp)
-		{
-			struct rtattr *s;
-			int			slen = RTA_PAYLOAD(a);
-
-			for (s = RTA_DATA(a); RTA_OK(s, slen); s = RTA_NEXT(s, slen))
-			{
-				if (RTA_PAYLOAD(s) < sizeof(uint32))
-					continue;
-				if ((s->rta_type & NLA_TYPE_MASK) == SUBFLOW_ATTR_TOKEN_LOC)
-					*token = *(uint32 *) RTA_DATA(s);
-				else if ((s->rta_type & NLA_TYPE_MASK) == SUBFLOW_ATTR_FLAGS)
-					*flags = *(uint32 *) RTA_DATA(s);
-			}
-		}
-	}
-	return is_mptcp;
-}
-
-static void
-add_socket(DiagResult *res, int protocol, const struct inet_diag_msg *msg,
-		   int attrlen)
-{
-	struct rtattr *a;
-	const void *info = NULL;
-	size_t		info_len = 0;
-	uint32		token = 0;
-	uint32		flags = 0;
-	bool		is_mptcp = false;
-	bool		v6only = false;
-
-	for (a = (struct rtattr *) (msg + 1); RTA_OK(a, attrlen); a = RTA_NEXT(a, attrlen))
-	{
-		if ((a->rta_type & NLA_TYPE_MASK) == INET_DIAG_INFO)
-		{
-			info = RTA_DATA(a);
-			info_len = RTA_PAYLOAD(a);
-		}
-		else if ((a->rta_type & NLA_TYPE_MASK) == INET_DIAG_ULP_INFO)
-			is_mptcp = parse_ulp(a, &token, &flags);
-		else if ((a->rta_type & NLA_TYPE_MASK) == INET_DIAG_SKV6ONLY &&
-				 RTA_PAYLOAD(a) >= 1)
-			v6only = *(uint8 *) RTA_DATA(a) != 0;
-	}
-
-	if (msg->idiag_state == TCP_STATE_LISTEN)
-	{
-		MptcpListener *l = palloc0(sizeof(MptcpListener));
-
-		fill_ends(msg, &l->ends);
-		l->mptcp = is_mptcp;
-		l->v6only = v6only;
-		res->listeners = lappend(res->listeners, l);
-	}
-	else if (protocol == IPPROTO_MPTCP)
-	{
-		MptcpConn  *c = palloc0(sizeof(MptcpConn));
-
-		fill_ends(msg, &c->ends);
-		c->inode = msg->idiag_inode;
-		c->info_len = Min(info_len, sizeof(MptcpInfo));
-		if (info)
-			memcpy(&c->info, info, c->info_len);
-		res->conns = lappend(res->conns, c);
-	}
-	else if (token != 0)
-	{
-		Subflow    *s = palloc0(sizeof(Subflow));
-
-		fill_ends(msg, &s->ends);
-		s->token = token;
-		s->flags = flags;
-		s->state = msg->idiag_state;
-		s->info_len = Min(info_len, sizeof(TcpInfo));
-		if (info)
-			memcpy(&s->info, info, s->info_len);
-		res->subflows = lappend(res->subflows, s);
-	}
-}
-
-/*
- * Dump the kernel's sockets of one family and protocol in the given TCP
- * states into res.  Returns false with errno set if the kernel cannot
- * answer.
- */
-static bool
-sock_diag_dump(DiagResult *res, int family, int protocol, uint32 states)
-{
-	struct
-	{
-		struct nlmsghdr nlh;
-		struct inet_diag_req_v2 req;
-		struct rtattr proto_attr;
-		uint32		proto;
-	}			request;
-	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-	struct timeval timeout = {.tv_sec = 10};
-	char	   *buf;
-	int			fd;
-	bool		done = false;
-	bool		ok = true;
-
-	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (fd < 0)
-		return false;
-	/* the kernel answers at once; never wait forever all the same */
-	(void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-
-	memset(&request, 0, sizeof(request));
-	request.nlh.nlmsg_len = NLMSG_LENGTH(sizeof(struct inet_diag_req_v2));
-	request.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	request.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	request.req.sdiag_family = family;
-	request.req.sdiag_protocol = IPPROTO_TCP;
-	request.req.idiag_states = states;
-	request.req.idiag_ext = 1 << (INET_DIAG_INFO - 1);
-	if (protocol == IPPROTO_MPTCP)
-	{
-		/* the protocol number does not fit in sdiag_protocol */
-		request.proto_attr.rta_type = INET_DIAG_REQ_PROTOCOL;
-		request.proto_attr.rta_len = RTA_LENGTH(sizeof(uint32));
-		request.proto = IPPROTO_MPTCP;
-		request.nlh.nlmsg_len = sizeof(request);
-	}
-
-	if (sendto(fd, &request, request.nlh.nlmsg_len, 0,
-			   (struct sockaddr *) &kernel, sizeof(kernel)) < 0)
-	{
-		int			save_errno = errno;
-
-		close(fd);
-		errno = save_errno;
-		return false;
-	}
-
-	/*
-	 * add_socket() allocates: if that fails, close the socket before the
-	 * ERROR leaves, or it stays open for the rest of the session.
-	 */
-	PG_TRY();
-	{
-		buf = palloc(65536);
-		while (!done && ok)
-		{
-			ssize_t		len = recv(fd, buf, 65536, 0);
-			struct nlmsghdr *nlh;
-
-			if (len <= 0)
-			{
-				if (len == 0)
-					errno = EPROTO;
-				ok = false;
-				break;
-			}
-			for (nlh = (struct nlmsghdr *) buf; NLMSG_OK(nlh, len);
-				 nlh = NLMSG_NEXT(nlh, len))
-			{
-				if (nlh->nlmsg_type == NLMSG_DONE)
-				{
-					done = true;
-					break;
-				}
-				if (nlh->nlmsg_type == NLMSG_ERROR)
-				{
-					struct nlmsgerr *err = NLMSG_DATA(nlh);
-
-					errno = err->error ? -err->error : EPROTO;
-					ok = false;
-					break;
-				}
-				if (nlh->nlmsg_type == SOCK_DIAG_BY_FAMILY &&
-					nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
-					add_socket(res, protocol, NLMSG_DATA(nlh),
-							   nlh->nlmsg_len - NLMSG_LENGTH(sizeof(struct inet_diag_msg)));
-			}
-		}
-	}
-	PG_CATCH();
-	{
-		close(fd);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	pfree(buf);
-	close(fd);
-	return ok;
-}
-#endif							/* USE_MPTCP */
-
-/*
- * The walreceivers are clients, not servers: find the MPTCP connection each
- * one holds by the inode of its socket, as /proc/PID/fd names it.
- */
-static void
-mark_walreceiver_conns(DiagResult *res)
-{
-	int			num_backends = pgstat_fetch_stat_numbackends();
-
-	for (int i = 1; i <= num_backends && res->conns != NIL; i++)
-	{
-		PgBackendStatus *beentry =
-			&pgstat_get_local_beentry_by_index(i)->backendStatus;
-		uint64		inodes[MAX_WALRCV_SOCKETS];
-		int			n;
-		ListCell   *lc;
-
-		if (beentry->st_procpid == 0 ||
-			beentry->st_backendType != B_WAL_RECEIVER)
-			continue;
-		n = mptcp_proc_socket_inodes(beentry->st_procpid, inodes,
-									 lengthof(inodes));
-		foreach(lc, res->conns)
-		{
-			MptcpConn  *c = lfirst(lc);
-
-			for (int j = 0; j < n; j++)
-			{
-				if (c->inode != 0 && c->inode == inodes[j])
-					c->walrcv_pid = beentry->st_procpid;
-			}
-		}
-	}
-}
-
-/*
- * Read the kernel's MPTCP connections, MPTCP subflows and listening TCP
- * sockets, as "what" (READ_*) asks.  A kernel without MPTCP simply has
- * none.
- */
-static DiagResult *
-read_kernel(int what)
-{
-	DiagResult *res = palloc0(sizeof(DiagResult));
-
-#ifdef USE_MPTCP
-	static const int families[] = {AF_INET, AF_INET6};
-
-	for (int i = 0; i < lengthof(families); i++)
-	{
-		if ((what & READ_CONNS) &&
-			!sock_diag_dump(res, families[i], IPPROTO_MPTCP, TCP_STATES_BUT_LISTEN))
-		{
-			/* ENOENT: the kernel has no MPTCP socket diagnostics */
-			if (errno != ENOENT && errno != EPROTONOSUPPORT && errno != EAFNOSUPPORT)
-				ereport(WARNING,
-						(errmsg("could not read MPTCP socket diagnostics: %m")));
-			break;
-		}
-		if ((what & READ_SUBFLOWS) &&
-			!sock_diag_dump(res, families[i], IPPROTO_TCP, TCP_STATES_BUT_LISTEN) &&
-			errno != EAFNOSUPPORT)
-			ereport(WARNING,
-					(errmsg("could not read TCP socket diagnostics: %m")));
-		if ((what & READ_LISTENERS) &&
-			!sock_diag_dump(res, families[i], IPPROTO_TCP, TCP_STATES_LISTEN))
-			elog(DEBUG1, "could not read TCP socket diagnostics: %m");
-	}
-#endif
-	if (what & READ_CONNS)
-		mark_walreceiver_conns(res);
-	return res;
+	result->time = (int64) ms * 1000;
+	return IntervalPGetDatum(result);
 }
 
 /*
@@ -646,30 +218,17 @@ walreceiver_on_tcp(PgBackendStatus *beentry)
 	return tcp;
 }
 
-/*
- * The kernel's MPTCP connection of a backend's client socket, or of a
- * walreceiver's socket, if any.
- */
+/* the MPTCP connection from a backend's client, if any */
 static MptcpConn *
-find_conn(DiagResult *res, PgBackendStatus *beentry)
+find_incoming(MptcpDiag *diag, PgBackendStatus *beentry)
 {
 	uint8		addr[16];
 	uint16		port;
 	ListCell   *lc;
 
 	if (!backend_client(beentry, addr, &port))
-	{
-		/* a walreceiver's own connection, see mark_walreceiver_conns() */
-		foreach(lc, res->conns)
-		{
-			MptcpConn  *c = lfirst(lc);
-
-			if (c->walrcv_pid != 0 && c->walrcv_pid == beentry->st_procpid)
-				return c;
-		}
 		return NULL;
-	}
-	foreach(lc, res->conns)
+	foreach(lc, diag->conns)
 	{
 		MptcpConn  *c = lfirst(lc);
 
@@ -681,73 +240,173 @@ find_conn(DiagResult *res, PgBackendStatus *beentry)
 }
 
 /*
- * Backends with a TCP client connection, and walreceivers connected over
- * TCP (or, as far as the kernel can tell, MPTCP); whether the caller may
- * look at them is passed on.
+ * Can this process have opened connections?  Backends can (postgres_fdw,
+ * dblink), background workers (logical replication workers, extensions'
+ * workers) and the walreceiver; the other auxiliary processes and the
+ * walsenders do not.
  */
-typedef void (*BackendCallback) (PgBackendStatus *beentry, bool visible,
-								 DiagResult *res, ReturnSetInfo *rsinfo);
+static bool
+may_connect(PgBackendStatus *beentry)
+{
+	return beentry->st_backendType == B_BACKEND ||
+		beentry->st_backendType == B_BG_WORKER ||
+		beentry->st_backendType == B_WAL_RECEIVER;
+}
 
-static void
-for_each_tcp_backend(DiagResult *res, ReturnSetInfo *rsinfo, BackendCallback cb)
+/*
+ * The MPTCP connections that a server process opened: the ones not yet
+ * claimed whose socket the process has open.  Appends a row for each.
+ */
+static List *
+add_outgoing(List *rows, MptcpDiag *diag, PgBackendStatus *beentry,
+			 bool visible)
+{
+	uint64	   *inodes = palloc(sizeof(uint64) * MAX_PROCESS_SOCKETS);
+	int			n;
+	ListCell   *lc;
+
+	n = mptcp_proc_socket_inodes(beentry->st_procpid, inodes,
+								 MAX_PROCESS_SOCKETS);
+	foreach(lc, diag->conns)
+	{
+		MptcpConn  *c = lfirst(lc);
+
+		if (c->pid != 0 || c->inode == 0)
+			continue;
+		for (int j = 0; j < n; j++)
+		{
+			if (c->inode == inodes[j])
+			{
+				MptcpRow   *row = palloc0(sizeof(MptcpRow));
+
+				c->pid = beentry->st_procpid;
+				row->beentry = beentry;
+				row->visible = visible;
+				row->outgoing = true;
+				row->conn = c;
+				rows = lappend(rows, row);
+				break;
+			}
+		}
+	}
+	pfree(inodes);
+	return rows;
+}
+
+/*
+ * The rows of pg_stat_mptcp, in the order of the server's processes: for
+ * each backend with a TCP client connection, that connection; for each
+ * server process, the MPTCP connections it opened; for a walreceiver
+ * connected over plain TCP, a row without MPTCP figures.
+ *
+ * With all_outgoing false (the functions of versions 1.0 and 1.1, which
+ * have no direction column), the outgoing connections of walreceivers
+ * only.
+ *
+ * A process whose details the caller may not see gets one row, with its
+ * pid only, however many connections it has.
+ */
+static List *
+collect_rows(MptcpDiag *diag, bool all_outgoing)
 {
 	int			num_backends = pgstat_fetch_stat_numbackends();
+	List	   *rows = NIL;
+	int			unclaimed = 0;
+	ListCell   *lc;
+
+	/* first the incoming connections, claimed by their address */
+	for (int i = 1; i <= num_backends; i++)
+	{
+		PgBackendStatus *beentry =
+			&pgstat_get_local_beentry_by_index(i)->backendStatus;
+		MptcpConn  *c;
+
+		if (beentry->st_procpid != 0 &&
+			(c = find_incoming(diag, beentry)) != NULL)
+			c->pid = beentry->st_procpid;
+	}
+	/* only if some connection is not one of them, look for outgoing ones */
+	foreach(lc, diag->conns)
+	{
+		if (((MptcpConn *) lfirst(lc))->pid == 0)
+			unclaimed++;
+	}
 
 	for (int i = 1; i <= num_backends; i++)
 	{
-		LocalPgBackendStatus *local = pgstat_get_local_beentry_by_index(i);
-		PgBackendStatus *beentry = &local->backendStatus;
+		PgBackendStatus *beentry =
+			&pgstat_get_local_beentry_by_index(i)->backendStatus;
+		bool		visible = HAS_PGSTAT_PERMISSIONS(beentry->st_userid);
+		bool		walreceiver = walreceiver_on_tcp(beentry);
+		int			nrows = list_length(rows);
 		uint8		addr[16];
 		uint16		port;
 
 		if (beentry->st_procpid == 0)
 			continue;
-		if (!backend_client(beentry, addr, &port) &&
-			!walreceiver_on_tcp(beentry) &&
-			find_conn(res, beentry) == NULL)
-			continue;
-		cb(beentry, HAS_PGSTAT_PERMISSIONS(beentry->st_userid), res, rsinfo);
+		if (backend_client(beentry, addr, &port))
+		{
+			MptcpRow   *row = palloc0(sizeof(MptcpRow));
+
+			row->beentry = beentry;
+			row->visible = visible;
+			row->conn = find_incoming(diag, beentry);
+			rows = lappend(rows, row);
+		}
+		if (unclaimed > 0 && (walreceiver ||
+							  (all_outgoing && may_connect(beentry))))
+		{
+			int			before = list_length(rows);
+
+			rows = add_outgoing(rows, diag, beentry, visible);
+			unclaimed -= list_length(rows) - before;
+		}
+		if (walreceiver && list_length(rows) == nrows)
+		{
+			/* a walreceiver on plain TCP, or one whose socket was missed */
+			MptcpRow   *row = palloc0(sizeof(MptcpRow));
+
+			row->beentry = beentry;
+			row->visible = visible;
+			row->outgoing = true;
+			rows = lappend(rows, row);
+		}
+		/* one row with nothing but the pid for a process the caller can't see */
+		if (!visible && list_length(rows) > nrows + 1)
+			rows = list_truncate(rows, nrows + 1);
 	}
+	return rows;
 }
 
-static Datum
-ms_interval(uint32 ms)
-{
-	Interval   *result = palloc0(sizeof(Interval));
-
-	result->time = (int64) ms * 1000;
-	return IntervalPGetDatum(result);
-}
+#define COL(cond, datum) \
+	do { if (cond) { values[i] = (datum); nulls[i] = false; } i++; } while (0)
 
 static void
-emit_conn(PgBackendStatus *beentry, bool visible, DiagResult *res,
-		  ReturnSetInfo *rsinfo)
+emit_conn(MptcpRow *row, ReturnSetInfo *rsinfo)
 {
 	Datum		values[NUM_MPTCP_COLS] = {0};
 	bool		nulls[NUM_MPTCP_COLS];
-	MptcpConn  *c;
+	bool		with_direction = rsinfo->setDesc->natts > NUM_MPTCP_COLS_V1_0;
+	MptcpConn  *c = row->conn;
 	MptcpInfo  *mi;
 	size_t		len;
 	int			i = 0;
 
 	memset(nulls, true, sizeof(nulls));
-	values[i] = Int32GetDatum(beentry->st_procpid);
-	nulls[i++] = false;
-	if (!visible)
+	COL(true, Int32GetDatum(row->beentry->st_procpid));
+	if (!row->visible)
 		goto done;
+	if (with_direction)
+		COL(true, CStringGetTextDatum(row->outgoing ? "outgoing" : "incoming"));
 
-	c = find_conn(res, beentry);
 	/* plain TCP, or a connection that fell back to TCP */
-	values[i] = BoolGetDatum(c != NULL &&
-							 !(c->info.flags & MPTCP_INFO_FLAG_FALLBACK));
-	nulls[i++] = false;
+	COL(true, BoolGetDatum(c != NULL &&
+						   !(c->info.flags & MPTCP_INFO_FLAG_FALLBACK)));
 	if (c == NULL || c->info_len == 0)
 		goto done;
 
 	mi = &c->info;
 	len = c->info_len;
-#define COL(cond, datum) \
-	do { if (cond) { values[i] = (datum); nulls[i] = false; } i++; } while (0)
 
 	/* the total number of subflows, the initial one included */
 	COL(true, Int32GetDatum(HAS_FIELD(MptcpInfo, subflows_total, len) && mi->subflows_total > 0 ?
@@ -772,26 +431,25 @@ emit_conn(PgBackendStatus *beentry, bool visible, DiagResult *res,
 	COL(HAS_FIELD(MptcpInfo, last_data_sent, len), ms_interval(mi->last_data_sent));
 	COL(HAS_FIELD(MptcpInfo, last_data_recv, len), ms_interval(mi->last_data_recv));
 	COL(HAS_FIELD(MptcpInfo, last_ack_recv, len), ms_interval(mi->last_ack_recv));
-	Assert(i == NUM_MPTCP_COLS);
+	Assert(i == rsinfo->setDesc->natts);
 
 done:
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
 static void
-emit_subflows(PgBackendStatus *beentry, bool visible, DiagResult *res,
-			  ReturnSetInfo *rsinfo)
+emit_subflows(MptcpRow *row, MptcpDiag *diag, ReturnSetInfo *rsinfo)
 {
-	MptcpConn  *c;
+	MptcpConn  *c = row->conn;
 	ListCell   *lc;
 	int			ncols = rsinfo->setDesc->natts;
 
-	if (!visible || (c = find_conn(res, beentry)) == NULL)
+	if (!row->visible || c == NULL)
 		return;
 
-	foreach(lc, res->subflows)
+	foreach(lc, diag->subflows)
 	{
-		Subflow    *s = lfirst(lc);
+		MptcpSubflow *s = lfirst(lc);
 		TcpInfo    *ti = &s->info;
 		size_t		len = s->info_len;
 		Datum		values[NUM_SUBFLOW_COLS] = {0};
@@ -801,7 +459,7 @@ emit_subflows(PgBackendStatus *beentry, bool visible, DiagResult *res,
 		if (s->token != c->info.token)
 			continue;
 		memset(nulls, true, sizeof(nulls));
-		COL(true, Int32GetDatum(beentry->st_procpid));
+		COL(true, Int32GetDatum(row->beentry->st_procpid));
 		COL(true, inet_datum(s->ends.family, s->ends.local));
 		COL(true, Int32GetDatum(s->ends.local_port));
 		COL(true, inet_datum(s->ends.family, s->ends.remote));
@@ -819,8 +477,15 @@ emit_subflows(PgBackendStatus *beentry, bool visible, DiagResult *res,
 		COL(HAS_FIELD(TcpInfo, delivery_rate, len), Int64GetDatum(ti->delivery_rate));
 		/* version 1.1 */
 		if (ncols > NUM_SUBFLOW_COLS_V1_0)
-			COL(true, BoolGetDatum((s->flags & (SUBFLOW_FLAG_BKUP_LOC |
-												SUBFLOW_FLAG_BKUP_REM)) != 0));
+			COL(true, BoolGetDatum((s->flags & (MPTCP_SUBFLOW_FLAG_BKUP_LOC |
+												MPTCP_SUBFLOW_FLAG_BKUP_REM)) != 0));
+		/* version 1.2 */
+		if (ncols > NUM_SUBFLOW_COLS_V1_1)
+		{
+			COL(true, Int64GetDatum(s->token));
+			COL(s->congestion_control[0] != '\0',
+				CStringGetTextDatum(s->congestion_control));
+		}
 		Assert(i == ncols);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
@@ -829,37 +494,15 @@ emit_subflows(PgBackendStatus *beentry, bool visible, DiagResult *res,
 /*
  * Can peers join at this endpoint?  With a port, the kernel listens there
  * itself.  Without one, joins come to the endpoint's address at the
- * server's own port, and only succeed if an MPTCP socket listens there: the
- * server's, bound to that address or to the wildcard address.
+ * server's own port.
  */
 static bool
-endpoint_accepts_joins(const MptcpEndpoint *ep, DiagResult *listeners)
+endpoint_accepts_joins(const MptcpEndpoint *ep, MptcpDiag *listeners)
 {
-	uint8		addr[16];
-	ListCell   *lc;
-
 	if (ep->port != 0)
 		return true;
-	addr_to_mapped(ep->family, ep->addr, addr);
-	foreach(lc, listeners->listeners)
-	{
-		MptcpListener *l = lfirst(lc);
-		static const uint8 any6[16] = {0};
-		static const uint8 any4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-		if (!l->mptcp || l->ends.local_port != PostPortNumber)
-			continue;
-		if (memcmp(l->ends.local, addr, 16) == 0)
-			return true;
-		/* the wildcard address of the endpoint's family */
-		if (l->ends.family == AF_INET && ep->family == AF_INET &&
-			memcmp(l->ends.local, any4, 16) == 0)
-			return true;
-		if (l->ends.family == AF_INET6 && memcmp(l->ends.local, any6, 16) == 0 &&
-			(ep->family == AF_INET6 || !l->v6only))
-			return true;
-	}
-	return false;
+	return mptcp_diag_accepts_joins(listeners, ep->family, ep->addr,
+									PostPortNumber);
 }
 
 static Datum
@@ -867,12 +510,12 @@ endpoint_addr_datum(const MptcpEndpoint *ep)
 {
 	uint8		addr[16];
 
-	addr_to_mapped(ep->family, ep->addr, addr);
+	mptcp_addr_to_mapped(ep->family, ep->addr, addr);
 	return inet_datum(ep->family, addr);
 }
 
 static void
-emit_endpoints(List *endpoints, DiagResult *listeners, ReturnSetInfo *rsinfo)
+emit_endpoints(List *endpoints, MptcpDiag *listeners, ReturnSetInfo *rsinfo)
 {
 	ListCell   *lc;
 
@@ -912,6 +555,8 @@ static const struct
 }			setting_descriptions[] =
 
 {
+	{"net.ipv4.tcp_congestion_control",
+	"Congestion control of new TCP sockets, MPTCP subflows included"},
 	{"net.mptcp.add_addr_timeout",
 	"Seconds after which an unacknowledged ADD_ADDR is sent again"},
 	{"net.mptcp.allow_join_initial_addr_port",
@@ -1011,15 +656,52 @@ emit_counters(List *counters, ReturnSetInfo *rsinfo)
 	}
 }
 
+/* pg_stat_mptcp: each version's shape, from the same rows */
+static Datum
+stat_mptcp(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ListCell   *lc;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != ncols)
+		elog(ERROR, "incorrect number of output arguments");
+	if (!MPTCP_IN_BUILD)
+		return (Datum) 0;
+	foreach(lc, collect_rows(mptcp_diag_read(MPTCP_DIAG_CONNS), all_outgoing))
+		emit_conn(lfirst(lc), rsinfo);
+	return (Datum) 0;
+}
+
+/* versions 1.0 and 1.1: no direction, no outgoing connections but the walreceiver's */
 Datum
 pg_stat_get_mptcp(PG_FUNCTION_ARGS)
 {
+	return stat_mptcp(fcinfo, NUM_MPTCP_COLS_V1_0, false);
+}
+
+Datum
+pg_stat_get_mptcp_1_2(PG_FUNCTION_ARGS)
+{
+	return stat_mptcp(fcinfo, NUM_MPTCP_COLS, true);
+}
+
+/* pg_stat_mptcp_subflows, likewise */
+static Datum
+stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
+{
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MptcpDiag  *diag;
+	ListCell   *lc;
 
 	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != ncols)
+		elog(ERROR, "incorrect number of output arguments");
 	if (!MPTCP_IN_BUILD)
 		return (Datum) 0;
-	for_each_tcp_backend(read_kernel(READ_CONNS), rsinfo, emit_conn);
+	diag = mptcp_diag_read(MPTCP_DIAG_CONNS | MPTCP_DIAG_SUBFLOWS);
+	foreach(lc, collect_rows(diag, all_outgoing))
+		emit_subflows(lfirst(lc), diag, rsinfo);
 	return (Datum) 0;
 }
 
@@ -1027,27 +709,19 @@ pg_stat_get_mptcp(PG_FUNCTION_ARGS)
 Datum
 pg_stat_get_mptcp_subflows(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != NUM_SUBFLOW_COLS_V1_0)
-		elog(ERROR, "incorrect number of output arguments");
-	for_each_tcp_backend(read_kernel(READ_CONNS | READ_SUBFLOWS), rsinfo,
-						 emit_subflows);
-	return (Datum) 0;
+	return stat_mptcp_subflows(fcinfo, NUM_SUBFLOW_COLS_V1_0, false);
 }
 
 Datum
 pg_stat_get_mptcp_subflows_1_1(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	return stat_mptcp_subflows(fcinfo, NUM_SUBFLOW_COLS_V1_1, false);
+}
 
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != NUM_SUBFLOW_COLS)
-		elog(ERROR, "incorrect number of output arguments");
-	for_each_tcp_backend(read_kernel(READ_CONNS | READ_SUBFLOWS), rsinfo,
-						 emit_subflows);
-	return (Datum) 0;
+Datum
+pg_stat_get_mptcp_subflows_1_2(PG_FUNCTION_ARGS)
+{
+	return stat_mptcp_subflows(fcinfo, NUM_SUBFLOW_COLS, true);
 }
 
 /* the path manager's endpoints, and whether joins to them can succeed */
@@ -1056,7 +730,7 @@ pg_mptcp_get_endpoints(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	List	   *endpoints = NIL;
-	DiagResult *listeners = NULL;
+	MptcpDiag  *listeners = NULL;
 	ListCell   *lc;
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -1069,12 +743,12 @@ pg_mptcp_get_endpoints(PG_FUNCTION_ARGS)
 
 		if ((ep->flags & MPTCP_ENDP_SIGNAL) && ep->port == 0)
 		{
-			listeners = read_kernel(READ_LISTENERS);
+			listeners = mptcp_diag_read(MPTCP_DIAG_LISTENERS);
 			break;
 		}
 	}
 	if (listeners == NULL)
-		listeners = palloc0(sizeof(DiagResult));
+		listeners = palloc0(sizeof(MptcpDiag));
 	emit_endpoints(endpoints, listeners, rsinfo);
 	return (Datum) 0;
 }

@@ -1,4 +1,4 @@
--- version 1.0, then the update to 1.1
+-- version 1.0, then the updates to 1.1 and 1.2
 CREATE EXTENSION mptcpinfo VERSION '1.0';
 SELECT count(*) AS subflow_columns_1_0
   FROM pg_attribute
@@ -12,6 +12,16 @@ SELECT pg_describe_object(classid, objid, 0) AS object
    AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'mptcpinfo')
  ORDER BY 1;
 SELECT count(*) >= 0 AS can_read_1_1 FROM pg_stat_mptcp_subflows;
+SELECT count(*) >= 0 AS can_read_1_1 FROM pg_stat_mptcp;
+ALTER EXTENSION mptcpinfo UPDATE TO '1.2';
+SELECT pg_describe_object(classid, objid, 0) AS object
+  FROM pg_depend
+ WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+   AND classid <> 'pg_type'::regclass
+   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'mptcpinfo')
+ ORDER BY 1;
+SELECT has_table_privilege('public', v, 'SELECT') AS public_view
+  FROM unnest(ARRAY['pg_stat_mptcp', 'pg_stat_mptcp_subflows']) AS v;
 DROP EXTENSION mptcpinfo;
 
 -- a fresh installation
@@ -43,24 +53,32 @@ SELECT attname, format_type(atttypid, atttypmod)
 
 -- whatever the kernel has (nothing, without MPTCP), no error
 SELECT count(*) FILTER (WHERE name NOT LIKE 'net.mptcp.%'
-                          AND name NOT LIKE 'limits.%') AS odd_settings
+                          AND name NOT LIKE 'limits.%'
+                          AND name <> 'net.ipv4.tcp_congestion_control') AS odd_settings
   FROM pg_mptcp_settings;
 SELECT count(*) FILTER (WHERE name NOT LIKE 'MPTcpExt%' OR value < 0) AS odd_counters
   FROM pg_stat_mptcp_counters;
 SELECT count(*) FILTER (WHERE accepts_joins IS NOT NULL AND NOT signal) AS odd_endpoints
   FROM pg_mptcp_endpoints;
 
--- one row per backend with a TCP client connection, none for this session
--- if it uses a Unix-domain socket
+-- one incoming row per backend with a TCP client connection, none for this
+-- session if it uses a Unix-domain socket; outgoing rows only for the
+-- connections server processes open (none here)
 SELECT count(*) = (SELECT count(*) FROM pg_stat_activity
                     WHERE pid = pg_backend_pid() AND client_port > 0)
        AS own_row_iff_tcp
   FROM pg_stat_mptcp WHERE pid = pg_backend_pid();
 SELECT count(*) AS rows_without_tcp_client
   FROM pg_stat_mptcp m JOIN pg_stat_activity a USING (pid)
- WHERE a.client_port IS NULL OR a.client_port < 0;
+ WHERE m.direction = 'incoming'
+   AND (a.client_port IS NULL OR a.client_port < 0);
+SELECT count(*) AS odd_directions
+  FROM pg_stat_mptcp
+ WHERE direction NOT IN ('incoming', 'outgoing');
+SELECT count(*) AS own_outgoing
+  FROM pg_stat_mptcp WHERE pid = pg_backend_pid() AND direction = 'outgoing';
 SELECT count(*) AS subflows_without_mptcp
-  FROM pg_stat_mptcp_subflows s JOIN pg_stat_mptcp m USING (pid)
+  FROM pg_stat_mptcp_subflows s JOIN pg_stat_mptcp m USING (pid, token)
  WHERE m.mptcp IS NOT TRUE;
 
 -- privileges: everyone may look, as at pg_stat_activity (details of

@@ -141,12 +141,19 @@ for my $f (sort grep { !/^\./ } readdir $dh)
 	push @expected, "net.mptcp.$f|$v";
 }
 closedir $dh;
+open(my $cc_fh, '<', '/proc/sys/net/ipv4/tcp_congestion_control')
+  or die "no tcp_congestion_control: $!";
+my $cc = <$cc_fh>;
+close $cc_fh;
+chomp $cc;
+unshift @expected, "net.ipv4.tcp_congestion_control|$cc";
 push @expected, 'limits.subflows|8', 'limits.add_addr_accepted|0';
 is( query(
-		"SELECT name || '|' || coalesce(setting, '?') FROM pg_mptcp_settings ORDER BY name LIKE 'limits.%', name LIKE 'limits.add%'"
+		q{SELECT name || '|' || coalesce(setting, '?') FROM pg_mptcp_settings ORDER BY name LIKE 'limits.%', name LIKE 'limits.add%', name COLLATE "C"}
 	),
 	join("\n", @expected),
-	'settings: the sysctls of the namespace and the path manager limits');
+	'settings: the sysctls of the namespace, its congestion control and the path manager limits'
+);
 is( query(
 		"SELECT count(*) FROM pg_mptcp_settings WHERE name IN ('net.mptcp.enabled', 'net.mptcp.add_addr_timeout') AND description IS NOT NULL"
 	),

@@ -1,0 +1,325 @@
+/*-------------------------------------------------------------------------
+ *
+ * mptcp_diag.c
+ *	  The kernel's MPTCP connections, subflows and listening sockets, read
+ *	  through socket diagnostics (sock_diag).
+ *
+ * This is what "ss -M" and "ss -ti" do (NETLINK_SOCK_DIAG): one dump of
+ * the MPTCP sockets gives each connection's struct mptcp_info, one dump of
+ * the TCP sockets gives each subflow's struct tcp_info, its congestion
+ * control and, in its MPTCP ULP info, the token of the connection it
+ * belongs to and its backup flags.  A dump of the listening TCP sockets
+ * tells which addresses and ports accept joins.  It needs no privilege: the
+ * kernel answers for the caller's network namespace.
+ *
+ * Copyright (c) 2025, PostgreSQL Global Development Group
+ *
+ * IDENTIFICATION
+ *	  contrib/mptcpinfo/mptcp_diag.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include "libpq/mptcp.h"
+#include "mptcp_diag.h"
+#include "mptcp_netlink.h"
+
+#ifdef USE_MPTCP
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/inet_diag.h>
+
+#ifndef INET_DIAG_REQ_PROTOCOL
+#define INET_DIAG_REQ_PROTOCOL 3	/* Linux 5.7 */
+#endif
+#define ULP_INFO_NAME 1			/* INET_ULP_INFO_NAME */
+#define ULP_INFO_MPTCP 3		/* INET_ULP_INFO_MPTCP */
+#define SUBFLOW_ATTR_TOKEN_LOC 2	/* MPTCP_SUBFLOW_ATTR_TOKEN_LOC */
+#define SUBFLOW_ATTR_FLAGS 8	/* MPTCP_SUBFLOW_ATTR_FLAGS */
+#ifndef INET_DIAG_SKV6ONLY
+#define INET_DIAG_SKV6ONLY 11
+#endif
+
+#define TCP_STATE_LISTEN 10
+#define TCP_STATES_BUT_LISTEN (((1 << 12) - 1) & ~(1 << TCP_STATE_LISTEN))
+#define TCP_STATES_LISTEN (1 << TCP_STATE_LISTEN)
+
+/* one answer per socket; a namespace may hold millions, but not more */
+#define DIAG_MAX_SOCKETS 16000000
+
+typedef struct DiagDump
+{
+	MptcpDiag  *res;
+	int			protocol;
+} DiagDump;
+#endif							/* USE_MPTCP */
+
+void
+mptcp_addr_to_mapped(int family, const void *addr, uint8 *out)
+{
+	if (family == AF_INET)
+	{
+		memset(out, 0, 10);
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, addr, 4);
+	}
+	else
+		memcpy(out, addr, 16);
+}
+
+/*
+ * Does an MPTCP socket listen at this address (of the given family, 4 or 16
+ * bytes) and port, so that joins there can succeed?  Either bound to the
+ * address or to the wildcard address of a family that covers it.
+ */
+bool
+mptcp_diag_accepts_joins(const MptcpDiag *listeners, int family,
+						 const uint8 *addr, int port)
+{
+	static const uint8 any6[16] = {0};
+	static const uint8 any4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	uint8		mapped[16];
+	ListCell   *lc;
+
+	mptcp_addr_to_mapped(family, addr, mapped);
+	foreach(lc, listeners->listeners)
+	{
+		MptcpListener *l = lfirst(lc);
+
+		if (!l->mptcp || l->ends.local_port != port)
+			continue;
+		if (memcmp(l->ends.local, mapped, 16) == 0)
+			return true;
+		if (l->ends.family == AF_INET && family == AF_INET &&
+			memcmp(l->ends.local, any4, 16) == 0)
+			return true;
+		if (l->ends.family == AF_INET6 && memcmp(l->ends.local, any6, 16) == 0 &&
+			(family == AF_INET6 || !l->v6only))
+			return true;
+	}
+	return false;
+}
+
+#ifdef USE_MPTCP
+
+static void
+fill_ends(const struct inet_diag_msg *msg, MptcpSockEnds *ends)
+{
+	ends->family = msg->idiag_family;
+	mptcp_addr_to_mapped(msg->idiag_family, msg->id.idiag_src, ends->local);
+	mptcp_addr_to_mapped(msg->idiag_family, msg->id.idiag_dst, ends->remote);
+	ends->local_port = ntohs(msg->id.idiag_sport);
+	ends->remote_port = ntohs(msg->id.idiag_dport);
+}
+
+/*
+ * The MPTCP ULP info of a TCP socket: whether it is an MPTCP subflow (or
+ * subflow listener), and its connection's token (0 for a listener) and
+ * subflow flags.
+ */
+static bool
+parse_ulp(struct rtattr *ulp, uint32 *token, uint32 *flags)
+{
+	struct rtattr *a;
+	int			len = RTA_PAYLOAD(ulp);
+	bool		is_mptcp = false;
+
+	for (a = RTA_DATA(ulp); RTA_OK(a, len); a = RTA_NEXT(a, len))
+	{
+		if ((a->rta_type & NLA_TYPE_MASK) == ULP_INFO_NAME)
+			is_mptcp = (strncmp(RTA_DATA(a), "mptcp", RTA_PAYLOAD(a)) == 0);
+		else if ((a->rta_type & NLA_TYPE_MASK) == ULP_INFO_MPTCP && is_mptcp)
+		{
+			struct rtattr *s;
+			int			slen = RTA_PAYLOAD(a);
+
+			for (s = RTA_DATA(a); RTA_OK(s, slen); s = RTA_NEXT(s, slen))
+			{
+				if (RTA_PAYLOAD(s) < sizeof(uint32))
+					continue;
+				if ((s->rta_type & NLA_TYPE_MASK) == SUBFLOW_ATTR_TOKEN_LOC)
+					*token = *(uint32 *) RTA_DATA(s);
+				else if ((s->rta_type & NLA_TYPE_MASK) == SUBFLOW_ATTR_FLAGS)
+					*flags = *(uint32 *) RTA_DATA(s);
+			}
+		}
+	}
+	return is_mptcp;
+}
+
+/* one socket of a dump: keep it if it is one of ours */
+static void
+add_socket(const struct nlmsghdr *nlh, void *arg)
+{
+	DiagDump   *dump = arg;
+	MptcpDiag  *res = dump->res;
+	const struct inet_diag_msg *msg = NLMSG_DATA(nlh);
+	int			attrlen;
+	struct rtattr *a;
+	const void *info = NULL;
+	size_t		info_len = 0;
+	const char *cong = NULL;
+	int			cong_len = 0;
+	uint32		token = 0;
+	uint32		flags = 0;
+	bool		is_mptcp = false;
+	bool		v6only = false;
+
+	if (nlh->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+		nlh->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
+		return;
+	attrlen = nlh->nlmsg_len - NLMSG_LENGTH(sizeof(struct inet_diag_msg));
+
+	for (a = (struct rtattr *) (msg + 1); RTA_OK(a, attrlen); a = RTA_NEXT(a, attrlen))
+	{
+		switch (a->rta_type & NLA_TYPE_MASK)
+		{
+			case INET_DIAG_INFO:
+				info = RTA_DATA(a);
+				info_len = RTA_PAYLOAD(a);
+				break;
+			case INET_DIAG_CONG:
+				cong = RTA_DATA(a);
+				cong_len = RTA_PAYLOAD(a);
+				break;
+			case INET_DIAG_ULP_INFO:
+				is_mptcp = parse_ulp(a, &token, &flags);
+				break;
+			case INET_DIAG_SKV6ONLY:
+				if (RTA_PAYLOAD(a) >= 1)
+					v6only = *(uint8 *) RTA_DATA(a) != 0;
+				break;
+		}
+	}
+
+	if (msg->idiag_state == TCP_STATE_LISTEN)
+	{
+		MptcpListener *l = palloc0(sizeof(MptcpListener));
+
+		fill_ends(msg, &l->ends);
+		l->mptcp = is_mptcp;
+		l->v6only = v6only;
+		res->listeners = lappend(res->listeners, l);
+	}
+	else if (dump->protocol == IPPROTO_MPTCP)
+	{
+		MptcpConn  *c = palloc0(sizeof(MptcpConn));
+
+		fill_ends(msg, &c->ends);
+		c->inode = msg->idiag_inode;
+		c->info_len = Min(info_len, sizeof(MptcpInfo));
+		if (info)
+			memcpy(&c->info, info, c->info_len);
+		res->conns = lappend(res->conns, c);
+	}
+	else if (token != 0)
+	{
+		MptcpSubflow *s = palloc0(sizeof(MptcpSubflow));
+
+		fill_ends(msg, &s->ends);
+		s->token = token;
+		s->flags = flags;
+		s->state = msg->idiag_state;
+		if (cong != NULL)
+			strlcpy(s->congestion_control, cong,
+					Min(cong_len + 1, sizeof(s->congestion_control)));
+		s->info_len = Min(info_len, sizeof(TcpInfo));
+		if (info)
+			memcpy(&s->info, info, s->info_len);
+		res->subflows = lappend(res->subflows, s);
+	}
+}
+
+/*
+ * Dump the kernel's sockets of one family and protocol in the given TCP
+ * states into res.  Returns false with errno set if the kernel cannot
+ * answer.
+ */
+static bool
+sock_diag_dump(MptcpDiag *res, int family, int protocol, uint32 states)
+{
+	struct
+	{
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 req;
+		struct rtattr proto_attr;
+		uint32		proto;
+	}			request;
+	DiagDump	dump = {res, protocol};
+	int			fd;
+	bool		ok;
+
+	fd = mptcp_netlink_open(NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return false;
+
+	memset(&request, 0, sizeof(request));
+	request.nlh.nlmsg_len = NLMSG_LENGTH(sizeof(struct inet_diag_req_v2));
+	request.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	request.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	request.req.sdiag_family = family;
+	request.req.sdiag_protocol = IPPROTO_TCP;
+	request.req.idiag_states = states;
+	request.req.idiag_ext = 1 << (INET_DIAG_INFO - 1);
+	if (protocol == IPPROTO_MPTCP)
+	{
+		/* the protocol number does not fit in sdiag_protocol */
+		request.proto_attr.rta_type = INET_DIAG_REQ_PROTOCOL;
+		request.proto_attr.rta_len = RTA_LENGTH(sizeof(uint32));
+		request.proto = IPPROTO_MPTCP;
+		request.nlh.nlmsg_len = sizeof(request);
+	}
+	else
+		request.req.idiag_ext |= 1 << (INET_DIAG_CONG - 1);
+
+	ok = mptcp_netlink_request(fd, &request.nlh, add_socket, &dump,
+							   DIAG_MAX_SOCKETS);
+	if (ok)
+		close(fd);
+	else
+	{
+		int			save_errno = errno;
+
+		close(fd);
+		errno = save_errno;
+	}
+	return ok;
+}
+#endif							/* USE_MPTCP */
+
+MptcpDiag *
+mptcp_diag_read(int what)
+{
+	MptcpDiag  *res = palloc0(sizeof(MptcpDiag));
+
+#ifdef USE_MPTCP
+	static const int families[] = {AF_INET, AF_INET6};
+
+	for (int i = 0; i < lengthof(families); i++)
+	{
+		if ((what & MPTCP_DIAG_CONNS) &&
+			!sock_diag_dump(res, families[i], IPPROTO_MPTCP, TCP_STATES_BUT_LISTEN))
+		{
+			/* ENOENT: the kernel has no MPTCP socket diagnostics */
+			if (errno != ENOENT && errno != EPROTONOSUPPORT && errno != EAFNOSUPPORT)
+				ereport(WARNING,
+						(errmsg("could not read MPTCP socket diagnostics: %m")));
+			break;
+		}
+		if ((what & MPTCP_DIAG_SUBFLOWS) &&
+			!sock_diag_dump(res, families[i], IPPROTO_TCP, TCP_STATES_BUT_LISTEN) &&
+			errno != EAFNOSUPPORT)
+			ereport(WARNING,
+					(errmsg("could not read TCP socket diagnostics: %m")));
+		if ((what & MPTCP_DIAG_LISTENERS) &&
+			!sock_diag_dump(res, families[i], IPPROTO_TCP, TCP_STATES_LISTEN))
+			elog(DEBUG1, "could not read TCP socket diagnostics: %m");
+	}
+#endif
+	return res;
+}

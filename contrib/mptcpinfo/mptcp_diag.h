@@ -1,0 +1,189 @@
+/*-------------------------------------------------------------------------
+ *
+ * mptcp_diag.h
+ *	  The kernel's MPTCP connections, subflows and listening sockets, read
+ *	  through socket diagnostics (sock_diag).
+ *
+ * Copyright (c) 2025, PostgreSQL Global Development Group
+ *
+ * IDENTIFICATION
+ *	  contrib/mptcpinfo/mptcp_diag.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MPTCP_DIAG_H
+#define MPTCP_DIAG_H
+
+#include "nodes/pg_list.h"
+
+/*
+ * The kernel's struct mptcp_info (include/uapi/linux/mptcp.h), spelled out
+ * here because the installed headers may predate the newer fields.  The
+ * kernel only ever appends fields.
+ */
+typedef struct MptcpInfo
+{
+	uint8		subflows;		/* extra subflows, the initial one excluded */
+	uint8		add_addr_signal;
+	uint8		add_addr_accepted;
+	uint8		subflows_max;
+	uint8		add_addr_signal_max;
+	uint8		add_addr_accepted_max;
+	uint32		flags;
+	uint32		token;
+	uint64		write_seq;
+	uint64		snd_una;
+	uint64		rcv_nxt;
+	uint8		local_addr_used;	/* Linux 5.12 */
+	uint8		local_addr_max;
+	uint8		csum_enabled;	/* Linux 5.14 */
+	uint32		retransmits;	/* Linux 6.5 */
+	uint64		bytes_retrans;
+	uint64		bytes_sent;
+	uint64		bytes_received;
+	uint64		bytes_acked;
+	uint8		subflows_total; /* Linux 6.8 */
+	uint8		endp_laminar_max;	/* Linux 6.18 */
+	uint8		endp_fullmesh_max;
+	uint8		reserved;
+	uint32		last_data_sent; /* Linux 6.10, milliseconds */
+	uint32		last_data_recv;
+	uint32		last_ack_recv;
+} MptcpInfo;
+
+#define MPTCP_INFO_FLAG_FALLBACK 0x1
+
+/* The part of the kernel's struct tcp_info (include/uapi/linux/tcp.h) used */
+typedef struct TcpInfo
+{
+	uint8		state;
+	uint8		ca_state;
+	uint8		retransmits;
+	uint8		probes;
+	uint8		backoff;
+	uint8		options;
+	uint8		wscale;
+	uint8		flags;
+	uint32		rto;
+	uint32		ato;
+	uint32		snd_mss;
+	uint32		rcv_mss;
+	uint32		unacked;
+	uint32		sacked;
+	uint32		lost;
+	uint32		retrans;
+	uint32		fackets;
+	uint32		last_data_sent;
+	uint32		last_ack_sent;
+	uint32		last_data_recv;
+	uint32		last_ack_recv;
+	uint32		pmtu;
+	uint32		rcv_ssthresh;
+	uint32		rtt;			/* microseconds */
+	uint32		rttvar;
+	uint32		snd_ssthresh;
+	uint32		snd_cwnd;
+	uint32		advmss;
+	uint32		reordering;
+	uint32		rcv_rtt;
+	uint32		rcv_space;
+	uint32		total_retrans;
+	uint64		pacing_rate;
+	uint64		max_pacing_rate;
+	uint64		bytes_acked;	/* Linux 4.1 */
+	uint64		bytes_received;
+	uint32		segs_out;
+	uint32		segs_in;
+	uint32		notsent_bytes;
+	uint32		min_rtt;
+	uint32		data_segs_in;
+	uint32		data_segs_out;
+	uint64		delivery_rate;
+	uint64		busy_time;
+	uint64		rwnd_limited;
+	uint64		sndbuf_limited;
+	uint32		delivered;
+	uint32		delivered_ce;
+	uint64		bytes_sent;		/* Linux 4.19 */
+	uint64		bytes_retrans;
+} TcpInfo;
+
+/* does a kernel answer of "len" bytes contain field "f" of struct "s"? */
+#define HAS_FIELD(s, f, len) \
+	(offsetof(s, f) + sizeof(((s *) 0)->f) <= (len))
+
+/* A socket's endpoints, IPv4 addresses stored as IPv4-mapped IPv6 */
+typedef struct MptcpSockEnds
+{
+	uint8		local[16];
+	uint8		remote[16];
+	uint16		local_port;
+	uint16		remote_port;
+	int			family;			/* AF_INET or AF_INET6, as reported */
+} MptcpSockEnds;
+
+/* an MPTCP connection (an IPPROTO_MPTCP socket, not listening) */
+typedef struct MptcpConn
+{
+	MptcpSockEnds ends;
+	uint64		inode;			/* of the socket, as /proc/PID/fd names it */
+	int			pid;			/* the server process holding it, if the
+								 * caller found it; else 0 */
+	MptcpInfo	info;
+	size_t		info_len;		/* how much of info the kernel filled */
+} MptcpConn;
+
+/* a subflow: a TCP socket of an MPTCP connection */
+typedef struct MptcpSubflow
+{
+	MptcpSockEnds ends;
+	uint32		token;			/* its connection's (MptcpInfo.token) */
+	uint32		flags;			/* MPTCP_SUBFLOW_FLAG_* of the ULP info */
+	uint8		state;
+	char		congestion_control[16]; /* "" if not reported */
+	TcpInfo		info;
+	size_t		info_len;
+} MptcpSubflow;
+
+/* the kernel's MPTCP_SUBFLOW_FLAG_BKUP_REM and _BKUP_LOC */
+#define MPTCP_SUBFLOW_FLAG_BKUP_REM (1 << 4)
+#define MPTCP_SUBFLOW_FLAG_BKUP_LOC (1 << 5)
+
+/* a listening TCP socket */
+typedef struct MptcpListener
+{
+	MptcpSockEnds ends;
+	bool		mptcp;			/* the subflow listener of an MPTCP socket */
+	bool		v6only;
+} MptcpListener;
+
+typedef struct MptcpDiag
+{
+	List	   *conns;			/* MptcpConn * */
+	List	   *subflows;		/* MptcpSubflow * */
+	List	   *listeners;		/* MptcpListener * */
+} MptcpDiag;
+
+/* what mptcp_diag_read() is to read */
+#define MPTCP_DIAG_CONNS		0x1
+#define MPTCP_DIAG_SUBFLOWS		0x2
+#define MPTCP_DIAG_LISTENERS	0x4
+
+/*
+ * The sockets of the server's network namespace that "what" asks for.  A
+ * kernel or build without MPTCP simply has none.  A kernel that cannot
+ * answer gets a WARNING (for connections and subflows) and gives nothing.
+ */
+extern MptcpDiag *mptcp_diag_read(int what);
+
+/*
+ * Does an MPTCP socket of "listeners" (read with MPTCP_DIAG_LISTENERS)
+ * accept joins at this address (4 or 16 bytes, network order) and port?
+ */
+extern bool mptcp_diag_accepts_joins(const MptcpDiag *listeners, int family,
+									 const uint8 *addr, int port);
+
+/* an address of the given family as IPv6, IPv4 ones IPv4-mapped */
+extern void mptcp_addr_to_mapped(int family, const void *addr, uint8 *out);
+
+#endif							/* MPTCP_DIAG_H */

@@ -1,0 +1,127 @@
+/*-------------------------------------------------------------------------
+ *
+ * mptcp_netlink.c
+ *	  One netlink request and its answers, for sock_diag and generic
+ *	  netlink alike.
+ *
+ * Both kernel sources of this module that speak netlink, the socket
+ * diagnostics (mptcp_diag.c) and the path manager's generic netlink family
+ * (mptcp_pm.c), send one request and read answers until the kernel says it
+ * is done.  The loop is here, once: bounded in time (the socket's receive
+ * timeout) and in the number of answers, and it never leaves the socket
+ * open behind an ERROR.
+ *
+ * Copyright (c) 2025, PostgreSQL Global Development Group
+ *
+ * IDENTIFICATION
+ *	  contrib/mptcpinfo/mptcp_netlink.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "mptcp_netlink.h"
+
+#ifdef USE_MPTCP
+
+#include <unistd.h>
+#include <sys/socket.h>
+
+/* a receive buffer: the kernel's dumps come in pieces of about 32 kB */
+#define NETLINK_BUFSIZE 65536
+
+/* the kernel answers at once; never wait long all the same */
+#define NETLINK_TIMEOUT_SECONDS 5
+
+int
+mptcp_netlink_open(int protocol)
+{
+	struct timeval timeout = {.tv_sec = NETLINK_TIMEOUT_SECONDS};
+	int			fd;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
+	if (fd < 0)
+		return -1;
+	(void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+	return fd;
+}
+
+bool
+mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
+					  void *arg, int max_answers)
+{
+	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+	static uint32 seq = 0;
+	bool		dump = (req->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
+	char	   *buf = NULL;
+	bool		done = false;
+	bool		ok = true;
+	int			answers = 0;
+
+	req->nlmsg_seq = ++seq;
+	if (sendto(fd, req, req->nlmsg_len, 0,
+			   (struct sockaddr *) &kernel, sizeof(kernel)) < 0)
+		return false;
+
+	PG_TRY();
+	{
+		buf = palloc(NETLINK_BUFSIZE);
+		while (!done && ok)
+		{
+			ssize_t		len = recv(fd, buf, NETLINK_BUFSIZE, 0);
+			struct nlmsghdr *nlh;
+
+			if (len <= 0)
+			{
+				/* (a timeout sets EAGAIN) */
+				if (len == 0)
+					errno = EPROTO;
+				ok = false;
+				break;
+			}
+			for (nlh = (struct nlmsghdr *) buf; NLMSG_OK(nlh, len);
+				 nlh = NLMSG_NEXT(nlh, len))
+			{
+				if (nlh->nlmsg_seq != req->nlmsg_seq)
+					continue;
+				if (nlh->nlmsg_type == NLMSG_DONE)
+				{
+					done = true;
+					break;
+				}
+				if (nlh->nlmsg_type == NLMSG_ERROR)
+				{
+					const struct nlmsgerr *err = NLMSG_DATA(nlh);
+
+					/* an error of 0 acknowledges the request */
+					errno = err->error ? -err->error : 0;
+					ok = (err->error == 0);
+					done = true;
+					break;
+				}
+				if (++answers > max_answers)
+				{
+					errno = EMSGSIZE;
+					ok = false;
+					break;
+				}
+				cb(nlh, arg);
+				if (!dump)
+				{
+					done = true;
+					break;
+				}
+			}
+		}
+	}
+	PG_CATCH();
+	{
+		close(fd);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	pfree(buf);
+	return ok;
+}
+
+#endif							/* USE_MPTCP */
