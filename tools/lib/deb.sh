@@ -139,10 +139,9 @@ deb_chroot() {
 deb_run() {
 	local net=
 	[ "$1" != -n ] || { net=-n; shift; }
-	unshare -m $net --propagation private sh -c '
+	unshare -m $net --propagation private bash -c "$(declare -f deb_mount_all)"'
 		root=$1; shift
-		mount -t proc proc "$root/proc" && mount --rbind /dev "$root/dev" &&
-		mount -t tmpfs -o mode=1777 tmpfs "$root/dev/shm" && exec chroot "$root" "$@"' sh "$@"
+		deb_mount_all "$root" && exec chroot "$root" "$@"' sh "$@"
 }
 
 # ---- make deb
@@ -223,6 +222,16 @@ deb_test_run() {
 	apt_in() { in_root env DEBIAN_FRONTEND=noninteractive apt-get -q -y -o Dpkg::Use-Pty=0 "$@" >>"$DEB_DIR/test-apt.log" 2>&1; }
 	local checksum_sql="SELECT count(*) || ' ' || md5(string_agg(id || ':' || t || ':' || v::text, ',' ORDER BY id)) FROM items"
 	local vector_sql="SET enable_seqscan = off; SELECT string_agg(round(d::numeric, 4)::text, ',') FROM (SELECT v <-> '[1,2,3]' AS d FROM items ORDER BY v <-> '[1,2,3]' LIMIT 5) s"
+	# The standby's checksum once it equals WANT, or as it is after 10 s.
+	standby_checksum() {
+		local got=
+		for _ in $(seq 1 50); do
+			got=$(psql_at 5433 -c "$checksum_sql" 2>/dev/null || true)
+			[ "$got" != "$1" ] || break
+			sleep 0.2
+		done
+		echo "$got"
+	}
 	local stock_pkgs="postgresql-$V postgresql-client-$V libpq5"
 	: >"$DEB_DIR/test-apt.log"
 
@@ -299,14 +308,9 @@ print(cur.fetchone()[0])" "$wait_sql")" "true 2"
 		fail "primary_conninfo lacks mptcp=1: $(grep primary_conninfo "$R$sdata/postgresql.auto.conf")"
 	"$lab_sh" client "$lab" chroot "$R" pg_ctlcluster "$V" standby start || fail "starting the standby"
 	psql_at 5432 -c "INSERT INTO items VALUES (100001, 'after basebackup', '[0,0,0]')"
-	local sum2 got=
+	local sum2
 	sum2=$(psql_at 5432 -c "$checksum_sql")
-	for _ in $(seq 1 50); do
-		got=$(psql_at 5433 -c "$checksum_sql" 2>/dev/null || true)
-		[ "$got" != "$sum2" ] || break
-		sleep 0.2
-	done
-	expect "the standby has the primary's data (checksum)" "$got" "$sum2"
+	expect "the standby has the primary's data (checksum)" "$(standby_checksum "$sum2")" "$sum2"
 	expect "the standby's walreceiver is multipath" "$(psql_at 5433 -c "DO \$\$BEGIN FOR i IN 1..50 LOOP EXIT WHEN (SELECT subflows FROM pg_stat_mptcp JOIN pg_stat_wal_receiver USING (pid)) >= 2; PERFORM pg_sleep(0.2); END LOOP; END\$\$; SELECT mptcp || ' ' || subflows FROM pg_stat_mptcp JOIN pg_stat_wal_receiver USING (pid)")" "true 2"
 
 	echo "# 3. back to the stock packages (README.md: \"Going back\")"
@@ -330,19 +334,14 @@ print(cur.fetchone()[0])" "$wait_sql")" "true 2"
 	expect "pgvector still works" "$(psql_at 5432 -c "$vector_sql")" "$vec"
 	psql_at 5432 -c "INSERT INTO items VALUES (100002, 'after going back', '[0,0,0]')"
 	sum2=$(psql_at 5432 -c "$checksum_sql")
-	for _ in $(seq 1 50); do
-		got=$(psql_at 5433 -c "$checksum_sql" 2>/dev/null || true)
-		[ "$got" != "$sum2" ] || break
-		sleep 0.2
-	done
-	expect "the standby streams with the stock libpq (checksum)" "$got" "$sum2"
+	expect "the standby streams with the stock libpq (checksum)" "$(standby_checksum "$sum2")" "$sum2"
 	echo "deb-test: PASS ($n checks: $PG_SOURCE_PACKAGE $PG_DEBIAN_VERSION -> $DEB_VERSION -> $PG_DEBIAN_VERSION, Debian $PG_DEBIAN_SUITE)"
 }
 
 deb_mount_all() {
-	mount -t proc proc "$1/proc"
-	mount --rbind /dev "$1/dev"
-	mount -t tmpfs -o mode=1777 tmpfs "$1/dev/shm"
+	mount -t proc proc "$1/proc" &&
+		mount --rbind /dev "$1/dev" &&
+		mount -t tmpfs -o mode=1777 tmpfs "$1/dev/shm"
 }
 
 deb_test_cleanup() {
