@@ -22,7 +22,13 @@
 # data (SCALE copies of the table in COPY TO and catch-up), so that the TCP
 # runs take about as long in every scenario.  BENCH_CC (reno or bbr, default
 # reno) is the congestion control of every namespace of the lab; a
-# scenario written NAME:CC (e.g. "fastslow:bbr") uses CC instead.
+# scenario written NAME:CC (e.g. "fastslow:bbr") uses CC instead.  CC may be
+# DEFAULT+route-ROUTE ("bbr+route-reno"): the namespaces' default stays
+# DEFAULT and every path's route, on the server's and the client's side,
+# gets "congctl ROUTE" (the remedy of README.mptcp 6).  A scenario listed
+# again continues its run numbers, so that a list like
+#   BENCH_RUNS=1 BENCH_SCENARIOS="equal:reno equal:bbr equal:reno equal:bbr"
+# alternates congestion controls round by round.
 #
 # Then the costs on an unshaped path (loopback): pgbench -S TPS of plain TCP
 # clients with listen_mptcp off and on, of MPTCP clients, the connection
@@ -64,7 +70,7 @@ raw=$OUT/transfers.csv
 pathcsv=$OUT/paths.csv
 costs=$OUT/costs.csv
 {
-	echo "# kernel: $(uname -sr); congestion control: $LAB_CC; runs: $RUNS; rows: $BENCH_ROWS"
+	echo "# kernel: $(uname -sr); congestion control: $LAB_CC unless the cc column says otherwise; runs: $RUNS per listed scenario; rows: $BENCH_ROWS"
 	echo "# lab: router namespace, one bridge per path, tbf rate R burst 32kb latency 50ms on its egress both ways"
 	echo "scenario,paths,rates,backup,cc,scale,workload,mode,run,seconds,bytes,server_cpu_s,client_cpu_s"
 } >"$raw"
@@ -91,8 +97,11 @@ run_scenario() {
 	scale=$(awk -v f="$first" -v b="$(rate_mbit "$RATE")" 'BEGIN { s = int(f / b + 0.5); print (s < 1 ? 1 : s) }')
 	# the fast lab: 10 copies (about 200 MB of COPY text) unless told
 	[ "$name" = fast ] && scale=${BENCH_FAST_SCALE:-10}
-	say "lab: $name, $n path(s) of $mbits Mbit/s${backup:+, backup path $backup}, $(lab info | sed 's/.* //'), scale $scale ($(elapsed "$bench_start") s so far)"
-	for run in $(seq "$RUNS"); do
+	say "lab: $name, $n path(s) of $mbits Mbit/s${backup:+, backup path $backup}, $(lab info | sed 's/.* cc=/cc=/'), scale $scale ($(elapsed "$bench_start") s so far)"
+	local done_key="$name,$n,$cc_label"
+	local first_run=$((${runs_done[$done_key]:-0} + 1))
+	runs_done[$done_key]=$((first_run + RUNS - 1))
+	for run in $(seq "$first_run" "${runs_done[$done_key]}"); do
 		# alternate which mode goes first, so that neither always
 		# inherits what the previous workload left behind
 		order="disable require"
@@ -109,9 +118,9 @@ run_scenario() {
 				read -r s bytes scpu ccpu <<<"$r"
 				[ "$scpu" = - ] && scpu=
 				[ "$ccpu" = - ] && ccpu=
-				echo "$name,$n,$mbits,$backup,$LAB_CC,$scale,$w,$mode,$run,$s,$bytes,$scpu,$ccpu" >>"$raw"
+				echo "$name,$n,$mbits,$backup,$cc_label,$scale,$w,$mode,$run,$s,$bytes,$scpu,$ccpu" >>"$raw"
 				join <(echo "$before") <(echo "$after") |
-					awk -v p="$name,$n,$LAB_CC,$w,$mode,$run" -v m="$mbits" \
+					awk -v p="$name,$n,$cc_label,$w,$mode,$run" -v m="$mbits" \
 						'BEGIN { split(m, rate, "/") } { print p "," $1 "," rate[$1] "," $4 - $2 "," $5 - $3 }' >>"$pathcsv"
 				say "  $name $n paths, run $run: $w over $([ $mode = disable ] && echo TCP || echo MPTCP): $s s, $bytes bytes${scpu:+, server CPU $scpu s, client CPU $ccpu s}"
 			done
@@ -120,11 +129,15 @@ run_scenario() {
 }
 
 default_cc=$LAB_CC
+declare -A runs_done=()
 for sc in $SCENARIOS; do
-	# NAME:CC runs a scenario with another congestion control
-	LAB_CC=$default_cc
-	[ "${sc#*:}" != "$sc" ] && LAB_CC=${sc#*:}
+	# NAME:CC runs a scenario with another congestion control;
+	# CC = DEFAULT+route-ROUTE sets ROUTE on the paths' routes
+	cc_label=$default_cc
+	[ "${sc#*:}" != "$sc" ] && cc_label=${sc#*:}
 	sc=${sc%%:*}
+	export LAB_CC=${cc_label%%+route-*} LAB_ROUTE_CC=
+	[ "$cc_label" != "$LAB_CC" ] && LAB_ROUTE_CC=${cc_label#*+route-}
 	case $sc in
 	equal)
 		for n in $PATHS_LIST; do run_scenario equal "$n" "$RATE" "" "$WORKLOADS"; done ;;

@@ -89,15 +89,21 @@ class Case:
     def median(self, mode, field):
         return med(as_float(m[mode][field]) for m in self.pairs())
 
-    def speedup(self):
-        return med(float(m["disable"]["seconds"]) / float(m["require"]["seconds"]) for m in self.pairs())
+    def speedups(self):
+        return [float(m["disable"]["seconds"]) / float(m["require"]["seconds"]) for m in self.pairs()]
 
-    def efficiency(self, mode):
+    def speedup(self):
+        return med(self.speedups())
+
+    def efficiencies(self, mode):
         total = sum(self.rates) if mode == "require" else self.rates[0]
         if not total:
-            return None  # unshaped
-        return med(float(m[mode]["bytes"]) * 8 / float(m[mode]["seconds"]) / 1e6 / total
-                   for m in self.pairs())
+            return []  # unshaped
+        return [float(m[mode]["bytes"]) * 8 / float(m[mode]["seconds"]) / 1e6 / total
+                for m in self.pairs()]
+
+    def efficiency(self, mode):
+        return med(self.efficiencies(mode))
 
     def cpu_per_gb(self, mode, who):
         vals = []
@@ -242,6 +248,24 @@ def main():
                   f"{mb:.0f} | {fnum(c.median('disable', 'seconds'))} | {fnum(c.median('require', 'seconds'))} | "
                   f"{fnum(c.speedup())}x | {pct(c.efficiency('disable'))} | "
                   f"{pct(c.efficiency('require'))} | {len(c.pairs())} |")
+
+    # the same lab under several congestion controls: medians and spread
+    multi_cc = sorted({k[:3] for k in keys if len({kk[3] for kk in keys if kk[:3] == k[:3]}) > 1},
+                      key=lambda k: order(k + ("",)))
+    if multi_cc:
+        def spread(vals, fmt):
+            return f"{fmt(med(vals))} ({fmt(min(vals))}–{fmt(max(vals))})" if vals else ""
+        md += ["", "## Congestion control: the same lab, median (min–max) over the runs", "",
+               "| scenario | workload | paths (Mbit/s) | cc | speedup | TCP efficiency | "
+               "MPTCP efficiency | runs |",
+               "|---|---|---|---|---:|---:|---:|---:|"]
+        for k3 in multi_cc:
+            for k in (k for k in keys if k[:3] == k3):
+                c = cases[k]
+                md.append(f"| {SCENARIOS.get(c.scenario, c.scenario)} | {LABELS.get(c.workload, c.workload)} | "
+                          f"{c.rates_label()} | {c.cc} | {spread(c.speedups(), lambda v: f'{v:.2f}x')} | "
+                          f"{spread(c.efficiencies('disable'), pct)} | "
+                          f"{spread(c.efficiencies('require'), pct)} | {len(c.pairs())} |")
 
     cpu_keys = [k for k in keys if cases[k].median("require", "server_cpu_s") is not None
                 and k[0] in ("fast", "equal") and (k[0] == "fast" or k[1] == max(

@@ -13,7 +13,9 @@
  *	 listen on (the joins of clients are refused there);
  * - net.mptcp.enabled = 0;
  * - a limit of 0 additional subflows;
- * - bbr as the congestion control of new sockets.
+ * - bbr as the congestion control of new sockets: the network namespace's
+ *	 default, unless every route leading off the host sets another one, or
+ *	 a route's own (mptcp_route.c).
  *
  * then one LOG line with what the path manager offers clients: its signal
  * endpoints and its limits.  Having no signal endpoint is not a mistake
@@ -43,6 +45,7 @@
 #include "mptcp_diag.h"
 #include "mptcp_pm.h"
 #include "mptcp_proc.h"
+#include "mptcp_route.h"
 #include "mptcp_startup.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/postmaster.h"
@@ -140,6 +143,65 @@ check_endpoints(List *endpoints)
 	}
 }
 
+/* bbr, or one of its variants */
+static bool
+is_bbr(const char *cc)
+{
+	return cc != NULL && strncmp(cc, "bbr", 3) == 0;
+}
+
+/*
+ * Warn if new connections will get bbr: from the network namespace's
+ * default, unless every route leading off the host sets another one, or
+ * from a route that sets it.
+ */
+static void
+check_congestion_control(const char *default_cc)
+{
+	List	   *routes = NIL;
+	bool		have_routes = mptcp_route_list(&routes);
+	MptcpRoute *bbr_route = NULL;
+	int			nbbr = 0;
+	ListCell   *lc;
+
+	foreach(lc, routes)
+	{
+		MptcpRoute *route = lfirst(lc);
+
+		if (is_bbr(route->congctl[0] != '\0' ? route->congctl : default_cc))
+		{
+			if (nbbr++ == 0)
+				bbr_route = route;
+		}
+	}
+
+	if (is_bbr(default_cc) && (!have_routes || routes == NIL))
+		ereport(WARNING,
+				(errmsg("congestion control \"%s\" makes MPTCP connections over several paths slower",
+						default_cc),
+				 errdetail("Over paths of equal rate, MPTCP connections reach less of their summed rate with \"%s\" than with \"reno\" or \"cubic\".",
+						   default_cc),
+				 errhint("Use another one with \"sysctl -w net.ipv4.tcp_congestion_control=reno\"; new connections use it.")));
+	else if (is_bbr(default_cc) && bbr_route != NULL)
+		ereport(WARNING,
+				(errmsg("congestion control \"%s\" makes MPTCP connections over several paths slower",
+						default_cc),
+				 errdetail_plural("It is the network namespace's default, used by %d of the %d route leading off this host.",
+								  "It is the network namespace's default, used by %d of the %d routes leading off this host.",
+								  list_length(routes), nbbr, list_length(routes)),
+				 errhint("Set another one on the routes of the MPTCP paths, such as \"%s\", or for the whole network namespace with \"sysctl -w net.ipv4.tcp_congestion_control=reno\"; new connections use it.",
+						 mptcp_route_command(bbr_route, "reno"))));
+	else if (bbr_route != NULL)
+		ereport(WARNING,
+				(errmsg("congestion control \"%s\" makes MPTCP connections over several paths slower",
+						bbr_route->congctl),
+				 errdetail_plural("It is set by %d of the %d route leading off this host.",
+								  "It is set by %d of the %d routes leading off this host.",
+								  list_length(routes), nbbr, list_length(routes)),
+				 errhint("Set another one on those routes, such as \"%s\"; new connections use it.",
+						 mptcp_route_command(bbr_route, "reno"))));
+}
+
 /* the one LOG line: what the path manager offers clients */
 static void
 log_offer(List *endpoints, uint32 subflows, uint32 add_addr_accepted)
@@ -216,14 +278,7 @@ mptcpinfo_startup_main(Datum main_arg)
 					 errhint("Raise it with \"ip mptcp limits set subflows 8\".")));
 	}
 
-	value = sysctl_value(sysctls, "net.ipv4.tcp_congestion_control");
-	if (value != NULL && strncmp(value, "bbr", 3) == 0)
-		ereport(WARNING,
-				(errmsg("congestion control \"%s\" makes MPTCP connections over several paths slower",
-						value),
-				 errdetail("Over paths of equal rate, MPTCP connections reach less of their summed rate with \"%s\" than with \"reno\" or \"cubic\".",
-						   value),
-				 errhint("Use another one with \"sysctl -w net.ipv4.tcp_congestion_control=reno\", then restart the server.")));
+	check_congestion_control(sysctl_value(sysctls, "net.ipv4.tcp_congestion_control"));
 
 	if (have_pm)
 		log_offer(endpoints, subflows, add_addr_accepted);

@@ -43,27 +43,7 @@ listen_addresses = '127.0.0.1'
 shared_preload_libraries = 'mptcpinfo'
 ));
 
-# the LOG line comes last, after the warnings
-my $done_re = qr/LOG:  MPTCP path manager (offers|cannot)/;
-my $started = 0;
-
-# (Re)start the server and return what mptcpinfo's check logged, up to its
-# LOG line: the lines of its process (the log line prefix has "[pid]",
-# after the backend type from PostgreSQL 19 on), the prefix stripped
-# ("LOG:  text").
-sub start_log
-{
-	my $offset = -s $node->logfile // 0;
-	$started++ ? $node->restart : $node->start;
-	$node->wait_for_log($done_re, $offset);
-	my $log = slurp_file($node->logfile, $offset);
-	$log =~ /^.*?\[(\d+)\] .*$done_re/m
-	  or die "no process id before mptcpinfo's LOG line";
-	my $pid = $1;
-	return join("\n",
-		map { s/^.*?\[$pid\] .*?(LOG|WARNING|DETAIL|HINT):  /$1:  /r }
-		grep { /\[$pid\] / } split /\n/, $log);
-}
+sub start_log { return MptcpUtils::mptcpinfo_start_log($node); }
 
 # Does the log have these lines, one after the other?
 sub has_lines
@@ -125,7 +105,7 @@ SKIP:
 			$log,
 			'WARNING:  congestion control "bbr" makes MPTCP connections over several paths slower',
 			'DETAIL:  Over paths of equal rate, MPTCP connections reach less of their summed rate with "bbr" than with "reno" or "cubic".',
-			'HINT:  Use another one with "sysctl -w net.ipv4.tcp_congestion_control=reno", then restart the server.'
+			'HINT:  Use another one with "sysctl -w net.ipv4.tcp_congestion_control=reno"; new connections use it.'
 		),
 		'bbr: warning, hint with the command') or diag $log;
 }

@@ -51,7 +51,11 @@
 # other than the initial one the kernel accepts only what
 # net.ipv4.tcp_allowed_congestion_control lists, so only reno and bbr are
 # offered.  Without LAB_CC, each namespace keeps what it inherited (the
-# host's default); "info" says which one is in use.
+# host's default); "info" says which one is in use.  LAB_ROUTE_CC=ALG gives
+# each path's route ALG as its congestion control ("ip route change ...
+# congctl ALG"), which overrides the namespace's for the sockets that use
+# the route, joined subflows included: on the server's and the client's
+# side, or only on those LAB_ROUTE_CC_SIDES names ("server", "client").
 #
 # The router and client namespaces are each held by a process that exits by
 # itself after LAB_LIFETIME seconds (default 1800), so nothing outlives a
@@ -147,6 +151,15 @@ up)
 	'' | reno | bbr) ;;
 	*) die "LAB_CC=$cc: only reno and bbr are allowed in a network namespace other than the initial one" ;;
 	esac
+	route_cc=${LAB_ROUTE_CC:-}
+	route_sides=${LAB_ROUTE_CC_SIDES:-server client}
+	case $route_cc in
+	'' | reno | bbr) ;;
+	*) die "LAB_ROUTE_CC=$route_cc: only reno and bbr are allowed in a network namespace other than the initial one" ;;
+	esac
+	for side in $route_sides; do
+		[[ "$side" =~ ^(server|client)$ ]] || die "LAB_ROUTE_CC_SIDES=$route_sides: server and/or client"
+	done
 	command -v nsenter >/dev/null || die "nsenter (util-linux) is needed"
 	ip link set lo up 2>/dev/null || die "no CAP_NET_ADMIN here: run inside 'unshare -Un --map-user=\$(id -u) --keep-caps' or as root in a namespace"
 	[ "$(readlink /proc/1/ns/net 2>/dev/null)" != "$(readlink /proc/$$/ns/net)" ] ||
@@ -169,7 +182,11 @@ up)
 		in_client bash -c "echo $cc >/proc/sys/net/ipv4/tcp_congestion_control" ||
 			die "could not set congestion control $cc in the client"
 	fi
-	cat /proc/sys/net/ipv4/tcp_congestion_control >"$dir/cc"
+	route_label=
+	if [ -n "$route_cc" ]; then
+		route_label=" route_cc=$route_cc($(echo $route_sides | tr ' ' +))"
+	fi
+	echo "$(cat /proc/sys/net/ipv4/tcp_congestion_control)$route_label" >"$dir/cc"
 	ip mptcp limits set subflows 8 add_addr_accepted 0
 	ip mptcp endpoint flush
 	in_client ip mptcp limits set subflows $((n - 1)) add_addr_accepted $((n - 1))
@@ -191,6 +208,12 @@ up)
 		in_client bash -c "echo 1 >/proc/sys/net/ipv6/conf/cv$i/disable_ipv6 2>/dev/null || true"
 		in_client ip addr add "198.18.$i.2/24" dev "cv$i"
 		in_client ip link set "cv$i" up
+		if [ -n "$route_cc" ] && [[ " $route_sides " == *" server "* ]]; then
+			ip route change "198.18.$i.0/24" dev "sv$i" proto kernel scope link src "198.18.$i.1" congctl "$route_cc"
+		fi
+		if [ -n "$route_cc" ] && [[ " $route_sides " == *" client "* ]]; then
+			in_client ip route change "198.18.$i.0/24" dev "cv$i" proto kernel scope link src "198.18.$i.2" congctl "$route_cc"
+		fi
 		shape "$i"
 	done
 	is_backup() { [[ ",$backup," == *",$1,"* ]]; }

@@ -198,7 +198,8 @@ sub set_sysctl
 
 =pod
 
-=item lab_up(NPATHS, RATES [, PORTS] [, backup => [I, ...]] [, cc => NAME]),
+=item lab_up(NPATHS, RATES [, PORTS] [, backup => [I, ...]] [, cc => NAME]
+[, route_cc => NAME [, route_cc_sides => 'server' | 'client']]),
 lab_client(CMD...), lab_router(CMD...), lab_blackhole(I), lab_restore(I),
 lab_stats(), lab_info(), lab_down()
 
@@ -210,7 +211,9 @@ path (e.g. '50mbit'), a list with one per path (['20mbit', '2mbit'] or
 '20mbit,2mbit'), or undef for unshaped paths.  With PORTS true, one link
 and NPATHS - 1 extra signalled ports 40000+I of 198.18.1.1 instead.
 "backup" lists the paths whose server endpoint is "signal backup"; "cc"
-('reno' or 'bbr') is the congestion control of every namespace of the lab.
+('reno' or 'bbr') is the congestion control of every namespace of the lab;
+"route_cc" the one every path's route sets ("congctl"), on both sides or
+on the one "route_cc_sides" names.
 lab_client() and lab_router() return the command line that runs CMD in the
 client or router namespace.  lab_stats() returns the bytes the router
 delivered so far, as { PATH => { to_client => BYTES, to_server => BYTES } };
@@ -238,6 +241,9 @@ sub lab_up
 	push @args, 'backup=' . join(',', @{ $opt{backup} })
 	  if $opt{backup} && @{ $opt{backup} };
 	local $ENV{LAB_CC} = $opt{cc} if defined $opt{cc};
+	local $ENV{LAB_ROUTE_CC} = $opt{route_cc} if defined $opt{route_cc};
+	local $ENV{LAB_ROUTE_CC_SIDES} = $opt{route_cc_sides}
+	  if defined $opt{route_cc_sides};
 	my ($stdout, $stderr);
 	IPC::Run::run([ 'bash', $lab_script, 'up', @args ],
 		'>', \$stdout, '2>', \$stderr)
@@ -380,6 +386,35 @@ sub mptcp_sockets
 		'2>', \$stderr) or die "ss -M failed: $stderr";
 	my @lines = grep { /\S/ } split /\n/, $stdout;
 	return scalar @lines;
+}
+
+=pod
+
+=item mptcpinfo_start_log(NODE)
+
+Start NODE (restart it if it runs) with mptcpinfo in
+shared_preload_libraries, wait for mptcpinfo's startup check, and return
+what that check logged, up to its LOG line: its process's lines, the log
+line prefix stripped ("LOG:  text", "WARNING:  text", ...).
+
+=cut
+
+sub mptcpinfo_start_log
+{
+	my ($node) = @_;
+	# the LOG line comes last, after the warnings
+	my $done_re = qr/LOG:  MPTCP path manager (offers|cannot)/;
+	my $offset = -s $node->logfile // 0;
+	defined $node->{_pid} ? $node->restart : $node->start;
+	$node->wait_for_log($done_re, $offset);
+	my $log = slurp_file($node->logfile, $offset);
+	# the prefix has "[pid]" (after the backend type from PostgreSQL 19 on)
+	$log =~ /^.*?\[(\d+)\] .*$done_re/m
+	  or die "no process id before mptcpinfo's LOG line";
+	my $pid = $1;
+	return join("\n",
+		map { s/^.*?\[$pid\] .*?(LOG|WARNING|DETAIL|HINT):  /$1:  /r }
+		grep { /\[$pid\] / } split /\n/, $log);
 }
 
 1;
