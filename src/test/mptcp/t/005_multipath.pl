@@ -3,14 +3,15 @@
 
 # One connection over several paths: with four equal rate-limited paths
 # between a client and a server namespace, an MPTCP COPY TO and a
-# pg_basebackup finish well under the time one path needs; with one path
+# pg_basebackup each put a share of their bytes on every path; with one path
 # blackholed in the middle, COPY TO, COPY FROM, pg_basebackup and a
 # streaming standby's catch-up all complete with identical data; once the
 # path is back, the connection uses it again.  Plain TCP over the same lab
 # stalls on a blackholed path.
 #
-# Timing bounds here are wide sanity checks computed from the link rates
-# (like the kernel's simult_flows.sh); the benchmark measures the figures.
+# Aggregation is checked with the bytes the router carried on each path,
+# not with a time: a busy machine slows every transfer, and the benchmark
+# measures the speed.
 #
 # Runs only with PG_TEST_EXTRA=mptcp, in a private network namespace (see
 # README).
@@ -23,7 +24,6 @@ use MptcpUtils;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use File::Find;
 use Time::HiRes qw(time usleep);
 
 BEGIN { MptcpUtils::enter_private_netns(); }
@@ -68,8 +68,26 @@ my $checksum_sql =
 my $expected = $primary->safe_psql('postgres', sprintf($checksum_sql, 't_data'));
 
 my $tempdir = PostgreSQL::Test::Utils::tempdir;
-my $seconds_per_path =
-  sub { my ($bytes) = @_; return $bytes * 8 / ($rate_mbit * 1_000_000); };
+# The share of the bytes that each path carried toward $dir (to_client or
+# to_server) since $before (a lab_stats() result), as "p1,p2,...": percents.
+sub path_shares
+{
+	my ($before, $dir) = @_;
+	my $after = MptcpUtils::lab_stats();
+	my @bytes = map { $after->{$_}{$dir} - $before->{$_}{$dir} } sort keys %$after;
+	my $total = 0;
+	$total += $_ for @bytes;
+	return join(',', map { $total ? int(100 * $_ / $total) : 0 } @bytes);
+}
+
+# Every path carried at least a tenth: equal paths get about a quarter each.
+sub every_path_used
+{
+	my ($shares, $what) = @_;
+	ok(!grep({ $_ < 10 } split /,/, $shares),
+		"$what: every path carried part of it (shares $shares %)");
+	return;
+}
 
 # Run a client command in the client namespace in the background.
 sub start_client
@@ -115,17 +133,16 @@ my $copy_expected = $primary->safe_psql('postgres',
 ### Aggregation: COPY TO and pg_basebackup over all paths
 
 my $copy_file = "$tempdir/copy.out";
+my $stats = MptcpUtils::lab_stats();
 my ($h) = start_client(
 	$copy_file, 'psql', '-X', '-q', '-d', "$remote mptcp=require",
 	'-c', $copy_sql);
 my ($t, $rc) = finish_client($h, 'COPY TO, 4 paths');
 is($rc, 0, 'COPY TO over MPTCP succeeds');
 is(MptcpUtils::file_md5($copy_file), $copy_expected, 'COPY TO over MPTCP: data identical');
-my $copy_bytes = -s $copy_file;
-my $one_path = $seconds_per_path->($copy_bytes);
-cmp_ok($t, '<', 0.7 * $one_path,
-	sprintf('COPY TO over 4 paths takes well under one path\'s %.1f s', $one_path));
+every_path_used(path_shares($stats, 'to_client'), 'COPY TO over 4 paths');
 
+$stats = MptcpUtils::lab_stats();
 ($h) = start_client(
 	\my $bb_out, 'pg_basebackup', '--pgdata' => "$tempdir/bb1",
 	'--checkpoint' => 'fast', '--no-sync', '--wal-method' => 'fetch',
@@ -133,11 +150,7 @@ cmp_ok($t, '<', 0.7 * $one_path,
 ($t, $rc) = finish_client($h, 'pg_basebackup, 4 paths');
 is($rc, 0, 'pg_basebackup over MPTCP succeeds');
 command_ok([ 'pg_verifybackup', "$tempdir/bb1" ], 'pg_basebackup over MPTCP: backup verifies');
-my $bb_bytes = 0;
-File::Find::find(sub { $bb_bytes += -s $_ if -f $_ }, "$tempdir/bb1");
-$one_path = $seconds_per_path->($bb_bytes);
-cmp_ok($t, '<', 0.7 * $one_path,
-	sprintf('pg_basebackup over 4 paths takes well under one path\'s %.1f s', $one_path));
+every_path_used(path_shares($stats, 'to_client'), 'pg_basebackup over 4 paths');
 
 ### Failover: one path blackholed mid-transfer
 
