@@ -22,17 +22,16 @@
  */
 #include "postgres.h"
 
-#include <unistd.h>
-#include <arpa/inet.h>
-#include <net/if.h>
-#include <sys/socket.h>
-
 #include "libpq/mptcp.h"
 #include "lib/stringinfo.h"
 #include "mptcp_netlink.h"
 #include "mptcp_route.h"
 
 #ifdef USE_MPTCP
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <sys/socket.h>
 #include <linux/rtnetlink.h>
 
 /* more routes than this (a full routing table) are not worth a look */
@@ -172,6 +171,7 @@ mptcp_route_list(List **routes)
 char *
 mptcp_route_command(const MptcpRoute *route, const char *cc)
 {
+#ifdef USE_MPTCP
 	StringInfoData cmd;
 	char		buf[INET6_ADDRSTRLEN];
 	char		ifname[IF_NAMESIZE];
@@ -203,4 +203,7 @@ mptcp_route_command(const MptcpRoute *route, const char *cc)
 		appendStringInfo(&cmd, " metric %u", route->priority);
 	appendStringInfo(&cmd, " congctl %s", cc);
 	return cmd.data;
+#else
+	return pstrdup("");
+#endif
 }
