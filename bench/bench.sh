@@ -12,6 +12,11 @@
 #   fastslow_backup  the same, the slow path's server endpoint "backup"
 #   fast             BENCH_FAST_PATHS paths of BENCH_FAST_RATE (4 x 500
 #                    Mbit/s): where the CPU becomes the limit
+#   cc               congestion control on equal paths: BENCH_CC_PATHS
+#                    (4 and 8) paths of BENCH_RATE under reno, bbr and bbr
+#                    with "congctl reno" on the routes (BENCH_CC_LIST),
+#                    round by round (BENCH_RUNS rounds), all workloads;
+#                    about 8.5 minutes a round
 #   none             no transfers: the costs only
 # Each workload runs over plain TCP (on path 1, the fastest: TCP on the best
 # single path) and over MPTCP in turn, BENCH_RUNS times, alternating which
@@ -58,6 +63,8 @@ FASTSLOW_WORKLOADS=${BENCH_FASTSLOW_WORKLOADS:-copy_to basebackup catchup}
 FAST_PATHS=${BENCH_FAST_PATHS:-4}
 FAST_RATE=${BENCH_FAST_RATE:-500mbit}
 FAST_WORKLOADS=${BENCH_FAST_WORKLOADS:-copy_to copy_from}
+CC_PATHS=${BENCH_CC_PATHS:-4 8}
+CC_LIST=${BENCH_CC_LIST:-reno bbr bbr+route-reno}
 export LAB_CC=${BENCH_CC:-reno}
 BENCH_ROWS=${BENCH_ROWS:-80000}	# about 16 MB of COPY text, a backup of about 60 MB
 PGBENCH_SECONDS=${PGBENCH_SECONDS:-10}
@@ -130,7 +137,19 @@ run_scenario() {
 
 default_cc=$LAB_CC
 declare -A runs_done=()
+# "cc": one round of every congestion control after another, so that a
+# drift of the machine spreads over all of them
+expanded=
 for sc in $SCENARIOS; do
+	if [ "$sc" = cc ]; then
+		for _ in $(seq "$RUNS"); do
+			for c in $CC_LIST; do expanded+=" cc_equal:$c"; done
+		done
+	else
+		expanded+=" $sc"
+	fi
+done
+for sc in $expanded; do
 	# NAME:CC runs a scenario with another congestion control;
 	# CC = DEFAULT+route-ROUTE sets ROUTE on the paths' routes
 	cc_label=$default_cc
@@ -141,6 +160,8 @@ for sc in $SCENARIOS; do
 	case $sc in
 	equal)
 		for n in $PATHS_LIST; do run_scenario equal "$n" "$RATE" "" "$WORKLOADS"; done ;;
+	cc_equal)
+		for n in $CC_PATHS; do RUNS=1 run_scenario equal "$n" "$RATE" "" "$WORKLOADS"; done ;;
 	unequal)
 		run_scenario unequal "$(echo "$UNEQUAL_RATES" | tr , '\n' | wc -l)" "$UNEQUAL_RATES" "" "$UNEQUAL_WORKLOADS" ;;
 	fastslow)
