@@ -5,11 +5,15 @@
  *	  control each sets, read through rtnetlink.
  *
  * A route may set the congestion control of the TCP sockets that use it
- * ("ip route change ... congctl reno"), and it then wins over the network
- * namespace's default (net.ipv4.tcp_congestion_control) for every MPTCP
- * subflow over it, joined ones included, on whichever side sets it.  That
- * lets a host keep bbr as its default and give its MPTCP paths another
- * one.  This is what "ip route show" does: an RTM_GETROUTE dump per address
+ * ("ip route change ... congctl lock reno"), and it then wins over the
+ * network namespace's default (net.ipv4.tcp_congestion_control) for every
+ * MPTCP subflow over it, joined ones included, on whichever side sets it.
+ * That lets a host keep bbr as its default and give its MPTCP paths
+ * another one.  "lock" matters on the server: a subflow that joins after
+ * the server has set a socket option on the connection gets the MPTCP
+ * socket's options, its congestion control among them (the network
+ * namespace's default when the listening socket was made), unless the
+ * route locks its own.  This is what "ip route show" does: an RTM_GETROUTE dump per address
  * family, needing no privilege; the congestion control is the RTAX_CC_ALGO
  * metric of the route.
  *
@@ -102,9 +106,15 @@ route_cb(const struct nlmsghdr *nlh, void *arg)
 					int			mlen = RTA_PAYLOAD(rta);
 
 					for (m = RTA_DATA(rta); RTA_OK(m, mlen); m = RTA_NEXT(m, mlen))
+					{
 						if (m->rta_type == RTAX_CC_ALGO && RTA_PAYLOAD(m) > 0)
 							strlcpy(route->congctl, RTA_DATA(m),
 									Min(RTA_PAYLOAD(m) + 1, sizeof(route->congctl)));
+						else if (m->rta_type == RTAX_LOCK &&
+								 RTA_PAYLOAD(m) >= sizeof(uint32))
+							route->congctl_locked =
+								(*(uint32 *) RTA_DATA(m) & (1 << RTAX_CC_ALGO)) != 0;
+					}
 				}
 				break;
 		}
@@ -201,7 +211,7 @@ mptcp_route_command(const MptcpRoute *route, const char *cc)
 						 inet_ntop(route->family, route->prefsrc, buf, sizeof(buf)));
 	if (route->priority != 0)
 		appendStringInfo(&cmd, " metric %u", route->priority);
-	appendStringInfo(&cmd, " congctl %s", cc);
+	appendStringInfo(&cmd, " congctl lock %s", cc);
 	return cmd.data;
 #else
 	return pstrdup("");

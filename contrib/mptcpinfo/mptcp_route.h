@@ -31,6 +31,7 @@ typedef struct MptcpRoute
 	uint8		scope;			/* RT_SCOPE_* */
 	uint32		priority;		/* the metric; 0 if none */
 	char		congctl[16];	/* "" if the route sets none */
+	bool		congctl_locked; /* "congctl lock" */
 } MptcpRoute;
 
 /*
@@ -42,7 +43,7 @@ typedef struct MptcpRoute
  */
 extern bool mptcp_route_list(List **routes);
 
-/* "ip [-6] route change ... congctl CC": the route as it is, with CC */
+/* "ip [-6] route change ... congctl lock CC": the route as it is, with CC */
 extern char *mptcp_route_command(const MptcpRoute *route, const char *cc);
 
 #endif							/* MPTCP_ROUTE_H */

@@ -152,8 +152,9 @@ is_bbr(const char *cc)
 
 /*
  * Warn if new connections will get bbr: from the network namespace's
- * default, unless every route leading off the host sets another one, or
- * from a route that sets it.
+ * default, unless every route leading off the host locks another one in
+ * (without "lock", joined subflows can still get the default: see
+ * mptcp_route.c), or from a route that sets it.
  */
 static void
 check_congestion_control(const char *default_cc)
@@ -167,8 +168,10 @@ check_congestion_control(const char *default_cc)
 	foreach(lc, routes)
 	{
 		MptcpRoute *route = lfirst(lc);
+		bool		overrides = route->congctl[0] != '\0' &&
+			(route->congctl_locked || !is_bbr(default_cc));
 
-		if (is_bbr(route->congctl[0] != '\0' ? route->congctl : default_cc))
+		if (is_bbr(overrides ? route->congctl : default_cc))
 		{
 			if (nbbr++ == 0)
 				bbr_route = route;
@@ -186,9 +189,9 @@ check_congestion_control(const char *default_cc)
 		ereport(WARNING,
 				(errmsg("congestion control \"%s\" makes MPTCP connections over several paths slower",
 						default_cc),
-				 errdetail_plural("It is the network namespace's default, used by %d of the %d route leading off this host.",
-								  "It is the network namespace's default, used by %d of the %d routes leading off this host.",
-								  list_length(routes), nbbr, list_length(routes)),
+				 errdetail_plural("It is the network namespace's default, and \"congctl lock\" overrides it on %d of the %d route leading off this host.",
+								  "It is the network namespace's default, and \"congctl lock\" overrides it on %d of the %d routes leading off this host.",
+								  list_length(routes), list_length(routes) - nbbr, list_length(routes)),
 				 errhint("Set another one on the routes of the MPTCP paths, such as \"%s\", or for the whole network namespace with \"sysctl -w net.ipv4.tcp_congestion_control=reno\"; new connections use it.",
 						 mptcp_route_command(bbr_route, "reno"))));
 	else if (bbr_route != NULL)

@@ -3,12 +3,16 @@
 
 # The congestion control of MPTCP subflows, and the remedy README.mptcp
 # gives for hosts whose default is bbr: a per-route congestion control
-# ("ip route change ... congctl reno") on the MPTCP paths.  The kernel
+# ("ip route change ... congctl lock reno") on the MPTCP paths.  The kernel
 # applies it to every subflow over the route, the joined ones included, on
 # the side that sets it; pg_stat_mptcp_subflows shows it on the server's
 # side, "ss" on the client's.  mptcpinfo's startup check warns about bbr
-# unless every route leading off the host sets another one, and its hint is
-# the exact command for one of the others: this test runs it as given.
+# unless every route leading off the host locks another one in, and its
+# hint is the exact command for one of the others: this test runs it as
+# given.  (Without "lock", whether a subflow joining the server's side gets
+# the route's or the MPTCP socket's congestion control depends on timing;
+# see contrib/mptcpinfo/mptcp_route.c.  Only the locked form is tested for
+# its subflows.)
 #
 # Runs only with PG_TEST_EXTRA=mptcp, in a private network namespace (see
 # src/test/mptcp/README): the server in it, the client in the lab's client
@@ -111,13 +115,24 @@ SELECT string_agg(congestion_control, ',' ORDER BY local_addr)
 my $hint_re = qr/^HINT:  Set another one on the routes of the MPTCP paths, such as "(ip route change [^"]+)", or for the whole network namespace with "sysctl -w net.ipv4.tcp_congestion_control=reno"; new connections use it\.$/m;
 like(
 	$log,
-	qr/^WARNING:  congestion control "bbr" makes MPTCP connections over several paths slower\nDETAIL:  It is the network namespace's default, used by 2 of the 2 routes leading off this host\.\n$hint_re/m,
+	qr/^WARNING:  congestion control "bbr" makes MPTCP connections over several paths slower\nDETAIL:  It is the network namespace's default, and "congctl lock" overrides it on 0 of the 2 routes leading off this host\.\n$hint_re/m,
 	'bbr by default: warning, with the routes that do not set another one'
 ) or diag $log;
 my ($cmd) = $log =~ $hint_re;
 is($cmd // '',
-	'ip route change 198.18.1.0/24 dev sv1 proto kernel scope link src 198.18.1.1 congctl reno',
+	'ip route change 198.18.1.0/24 dev sv1 proto kernel scope link src 198.18.1.1 congctl lock reno',
 	'the hint is the command for the first route, as "ip route show" has it');
+
+# A route that sets reno without "lock" does not count: the server's
+# joined subflows may still get bbr.
+MptcpUtils::run_ip('route', 'change', '198.18.1.0/24', 'dev', 'sv1',
+	'proto', 'kernel', 'scope', 'link', 'src', '198.18.1.1', 'congctl', 'reno');
+like(
+	MptcpUtils::mptcpinfo_start_log($node),
+	qr/^DETAIL:  It is the network namespace's default, and "congctl lock" overrides it on 0 of the 2 routes leading off this host\./m,
+	'a route with congctl reno but no lock: still counted');
+MptcpUtils::run_ip('route', 'change', '198.18.1.0/24', 'dev', 'sv1',
+	'proto', 'kernel', 'scope', 'link', 'src', '198.18.1.1');
 
 my ($server, $client, $out, $err) = subflow_ccs();
 is($server, 'bbr,bbr', 'server side: both subflows bbr');
@@ -129,11 +144,11 @@ like($out, qr/^\Q$want_md5\E$/m, 'the query over them read the table');
 MptcpUtils::run_ip(split ' ', $cmd =~ s/^ip //r);
 $log = MptcpUtils::mptcpinfo_start_log($node);
 like($log,
-	qr/^DETAIL:  It is the network namespace's default, used by 1 of the 2 routes leading off this host\./m,
+	qr/^DETAIL:  It is the network namespace's default, and "congctl lock" overrides it on 1 of the 2 routes leading off this host\./m,
 	'one route set: the warning says one is left') or diag $log;
 ($cmd) = $log =~ $hint_re;
 is($cmd // '',
-	'ip route change 198.18.2.0/24 dev sv2 proto kernel scope link src 198.18.2.1 congctl reno',
+	'ip route change 198.18.2.0/24 dev sv2 proto kernel scope link src 198.18.2.1 congctl lock reno',
 	'the hint now gives the other route');
 MptcpUtils::run_ip(split ' ', $cmd =~ s/^ip //r);
 $log = MptcpUtils::mptcpinfo_start_log($node);
@@ -161,7 +176,7 @@ MptcpUtils::lab_up($npaths, undef, cc => 'reno', route_cc => 'bbr',
 $log = MptcpUtils::mptcpinfo_start_log($node);
 like(
 	$log,
-	qr/^WARNING:  congestion control "bbr" makes MPTCP connections over several paths slower\nDETAIL:  It is set by 2 of the 2 routes leading off this host\.\nHINT:  Set another one on those routes, such as "ip route change 198\.18\.1\.0\/24 dev sv1 proto kernel scope link src 198\.18\.1\.1 congctl reno"; new connections use it\.$/m,
+	qr/^WARNING:  congestion control "bbr" makes MPTCP connections over several paths slower\nDETAIL:  It is set by 2 of the 2 routes leading off this host\.\nHINT:  Set another one on those routes, such as "ip route change 198\.18\.1\.0\/24 dev sv1 proto kernel scope link src 198\.18\.1\.1 congctl lock reno"; new connections use it\.$/m,
 	'a route that sets bbr: warning, with the command') or diag $log;
 ($server, $client, $out) = subflow_ccs();
 is($server, 'bbr,bbr', 'server subflows follow their routes: bbr');

@@ -53,9 +53,11 @@
 # offered.  Without LAB_CC, each namespace keeps what it inherited (the
 # host's default); "info" says which one is in use.  LAB_ROUTE_CC=ALG gives
 # each path's route ALG as its congestion control ("ip route change ...
-# congctl ALG"), which overrides the namespace's for the sockets that use
-# the route, joined subflows included: on the server's and the client's
+# congctl lock ALG"), which overrides the namespace's for the sockets that
+# use the route, joined subflows included: on the server's and the client's
 # side, or only on those LAB_ROUTE_CC_SIDES names ("server", "client").
+# ("lock": without it, a subflow that joins a server's connection after the
+# server set a socket option takes the MPTCP socket's congestion control.)
 #
 # The router and client namespaces are each held by a process that exits by
 # itself after LAB_LIFETIME seconds (default 1800), so nothing outlives a
@@ -209,10 +211,10 @@ up)
 		in_client ip addr add "198.18.$i.2/24" dev "cv$i"
 		in_client ip link set "cv$i" up
 		if [ -n "$route_cc" ] && [[ " $route_sides " == *" server "* ]]; then
-			ip route change "198.18.$i.0/24" dev "sv$i" proto kernel scope link src "198.18.$i.1" congctl "$route_cc"
+			ip route change "198.18.$i.0/24" dev "sv$i" proto kernel scope link src "198.18.$i.1" congctl lock "$route_cc"
 		fi
 		if [ -n "$route_cc" ] && [[ " $route_sides " == *" client "* ]]; then
-			in_client ip route change "198.18.$i.0/24" dev "cv$i" proto kernel scope link src "198.18.$i.2" congctl "$route_cc"
+			in_client ip route change "198.18.$i.0/24" dev "cv$i" proto kernel scope link src "198.18.$i.2" congctl lock "$route_cc"
 		fi
 		shape "$i"
 	done
