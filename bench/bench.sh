@@ -14,7 +14,7 @@
 #                    Mbit/s): where the CPU becomes the limit
 #   cc               congestion control on equal paths: BENCH_CC_PATHS
 #                    (4 and 8) paths of BENCH_RATE under reno, bbr and bbr
-#                    with "congctl reno" on the routes (BENCH_CC_LIST),
+#                    with "congctl lock reno" on the routes (BENCH_CC_LIST),
 #                    round by round (BENCH_RUNS rounds), all workloads;
 #                    about 8.5 minutes a round
 #   none             no transfers: the costs only
@@ -30,7 +30,7 @@
 # scenario written NAME:CC (e.g. "fastslow:bbr") uses CC instead.  CC may be
 # DEFAULT+route-ROUTE ("bbr+route-reno"): the namespaces' default stays
 # DEFAULT and every path's route, on the server's and the client's side,
-# gets "congctl ROUTE" (the remedy of README.mptcp 6).  A scenario listed
+# gets "congctl lock ROUTE" (the remedy of README.mptcp 6).  A scenario listed
 # again continues its run numbers, so that a list like
 #   BENCH_RUNS=1 BENCH_SCENARIOS="equal:reno equal:bbr equal:reno equal:bbr"
 # alternates congestion controls round by round.
