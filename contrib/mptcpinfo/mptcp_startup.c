@@ -165,6 +165,11 @@ check_congestion_control(const char *default_cc)
 	int			nbbr = 0;
 	ListCell   *lc;
 
+	/*
+	 * (A changed default needs a restart: the listening socket keeps the one
+	 * it was made with, and subflows joining the server's connections can
+	 * take it from there.)
+	 */
 	foreach(lc, routes)
 	{
 		MptcpRoute *route = lfirst(lc);
@@ -184,7 +189,7 @@ check_congestion_control(const char *default_cc)
 						default_cc),
 				 errdetail("Over paths of equal rate, MPTCP connections reach less of their summed rate with \"%s\" than with \"reno\" or \"cubic\".",
 						   default_cc),
-				 errhint("Use another one with \"sysctl -w net.ipv4.tcp_congestion_control=reno\"; new connections use it.")));
+				 errhint("Use another one with \"sysctl -w net.ipv4.tcp_congestion_control=reno\", then restart the server.")));
 	else if (is_bbr(default_cc) && bbr_route != NULL)
 		ereport(WARNING,
 				(errmsg("congestion control \"%s\" makes MPTCP connections over several paths slower",
@@ -192,7 +197,7 @@ check_congestion_control(const char *default_cc)
 				 errdetail_plural("It is the network namespace's default, and \"congctl lock\" overrides it on %d of the %d route leading off this host.",
 								  "It is the network namespace's default, and \"congctl lock\" overrides it on %d of the %d routes leading off this host.",
 								  list_length(routes), list_length(routes) - nbbr, list_length(routes)),
-				 errhint("Set another one on the routes of the MPTCP paths, such as \"%s\", or for the whole network namespace with \"sysctl -w net.ipv4.tcp_congestion_control=reno\"; new connections use it.",
+				 errhint("Set another one on the routes of the MPTCP paths, such as \"%s\", which new connections use at once, or for the whole network namespace with \"sysctl -w net.ipv4.tcp_congestion_control=reno\", then restart the server.",
 						 mptcp_route_command(bbr_route, "reno"))));
 	else if (bbr_route != NULL)
 		ereport(WARNING,

@@ -105,7 +105,7 @@ SKIP:
 			$log,
 			'WARNING:  congestion control "bbr" makes MPTCP connections over several paths slower',
 			'DETAIL:  Over paths of equal rate, MPTCP connections reach less of their summed rate with "bbr" than with "reno" or "cubic".',
-			'HINT:  Use another one with "sysctl -w net.ipv4.tcp_congestion_control=reno"; new connections use it.'
+			'HINT:  Use another one with "sysctl -w net.ipv4.tcp_congestion_control=reno", then restart the server.'
 		),
 		'bbr: warning, hint with the command') or diag $log;
 }

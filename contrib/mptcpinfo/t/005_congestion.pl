@@ -112,7 +112,7 @@ SELECT string_agg(congestion_control, ',' ORDER BY local_addr)
 
 # 1. bbr everywhere: the warning names the routes and gives the command
 # for the first one.
-my $hint_re = qr/^HINT:  Set another one on the routes of the MPTCP paths, such as "(ip route change [^"]+)", or for the whole network namespace with "sysctl -w net.ipv4.tcp_congestion_control=reno"; new connections use it\.$/m;
+my $hint_re = qr/^HINT:  Set another one on the routes of the MPTCP paths, such as "(ip route change [^"]+)", which new connections use at once, or for the whole network namespace with "sysctl -w net.ipv4.tcp_congestion_control=reno", then restart the server\.$/m;
 like(
 	$log,
 	qr/^WARNING:  congestion control "bbr" makes MPTCP connections over several paths slower\nDETAIL:  It is the network namespace's default, and "congctl lock" overrides it on 0 of the 2 routes leading off this host\.\n$hint_re/m,
