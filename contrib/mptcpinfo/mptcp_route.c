@@ -50,16 +50,22 @@ copy_addr(uint8 *to, const struct rtattr *rta, int family)
 		memcpy(to, RTA_DATA(rta), len);
 }
 
+/* what route_cb collects into, and the loopback interface it leaves out */
+struct route_dump
+{
+	List	   *routes;
+	int			lo_ifindex;		/* 0 if there is no "lo" */
+};
+
 static void
 route_cb(const struct nlmsghdr *nlh, void *arg)
 {
-	List	  **routes = arg;
+	struct route_dump *dump = arg;
 	const struct rtmsg *rtm = NLMSG_DATA(nlh);
 	int			len = RTM_PAYLOAD(nlh);
 	const struct rtattr *rta;
 	uint32		table;
 	MptcpRoute *route;
-	char		loname[IF_NAMESIZE];
 
 	if (nlh->nlmsg_type != RTM_NEWROUTE ||
 		nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*rtm)) ||
@@ -122,15 +128,14 @@ route_cb(const struct nlmsghdr *nlh, void *arg)
 
 	/* traffic that stays on the host, or on one link of IPv6 */
 	if (table != RT_TABLE_MAIN ||
-		(route->ifindex > 0 && if_indextoname(route->ifindex, loname) != NULL &&
-		 strcmp(loname, "lo") == 0) ||
+		(route->ifindex > 0 && route->ifindex == dump->lo_ifindex) ||
 		(route->family == AF_INET6 && route->dst_len >= 10 &&
 		 route->dst[0] == 0xfe && (route->dst[1] & 0xc0) == 0x80))
 	{
 		pfree(route);
 		return;
 	}
-	*routes = lappend(*routes, route);
+	dump->routes = lappend(dump->routes, route);
 }
 #endif							/* USE_MPTCP */
 
@@ -139,8 +144,11 @@ mptcp_route_list(List **routes)
 {
 #ifdef USE_MPTCP
 	static const int families[] = {AF_INET, AF_INET6};
-	List	   *result = NIL;
+	struct route_dump dump;
 	int			fd;
+
+	dump.routes = NIL;
+	dump.lo_ifindex = if_nametoindex("lo");
 
 	if ((fd = mptcp_netlink_open(NETLINK_ROUTE)) < 0)
 	{
@@ -161,7 +169,7 @@ mptcp_route_list(List **routes)
 		req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 		req.rtm.rtm_family = families[i];
 		/* a kernel without IPv6 answers its dump with an error: skip it */
-		if (!mptcp_netlink_request(fd, &req.nlh, route_cb, &result,
+		if (!mptcp_netlink_request(fd, &req.nlh, route_cb, &dump,
 								   ROUTE_MAX_MESSAGES) &&
 			(families[i] == AF_INET || errno != EAFNOSUPPORT))
 		{
@@ -171,7 +179,7 @@ mptcp_route_list(List **routes)
 		}
 	}
 	close(fd);
-	*routes = result;
+	*routes = dump.routes;
 	return true;
 #else
 	return false;
