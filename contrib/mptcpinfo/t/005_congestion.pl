@@ -58,10 +58,11 @@ my $want_md5 = $node->safe_psql('postgres',
 	'SELECT md5(string_agg(id || payload, \',\' ORDER BY id)) FROM t');
 
 # An MPTCP connection from the client namespace that sleeps for 3 s, then
-# reads the table; while it sleeps, the test looks at its subflows.  Returns the congestion controls of its subflows,
-# the server's side (from pg_stat_mptcp_subflows) and the client's (from
-# ss), each as "cc,cc,..." in the order of the paths, and what a query over
-# the same connection read.
+# reads the table; while it sleeps, the test looks at its subflows.
+# Returns the congestion controls of its subflows, the server's side (from
+# pg_stat_mptcp_subflows) and the client's (from ss), each as "cc,cc,..."
+# in the order of the paths, and what a query over the same connection
+# read.
 sub subflow_ccs
 {
 	my $conninfo = "host=198.18.1.1 port=$port dbname=postgres mptcp=require";
