@@ -286,6 +286,7 @@ cmd_check() {
 		series_check install cmd_verify_install
 		series_check guide cmd_verify_guide
 		[ "$SOURCE_KIND" != debian ] || series_check debian-patches cmd_verify_debian_patches
+		[ "$SOURCE_KIND" != debian ] || series_check archive cmd_verify_archive
 	fi
 	if is_root && [ -z "${PG_TEST_EXTRA+x}" ]; then
 		# As root the namespace-based suites can be set up; say so.
@@ -320,6 +321,9 @@ cmd_check() {
 }
 
 # "check" for every supported major, master first; fails if any failed.
+# Which version fetch builds when the archive moves: the fake-archive test.
+cmd_verify_archive() { "$TOP/tools/tests/test_archive.sh"; }
+
 cmd_check_all() {
 	local m rc=0 start summary= dir skipped
 	for m in $(supported_majors); do
@@ -341,6 +345,10 @@ $skipped"
 		PG_MAJOR=$m WORKDIR=$dir "$TOP/tools/workspace" check || rc=1
 		summary="$summary
 PostgreSQL $m: $(tail -1 "$dir/check-summary" 2>/dev/null || echo 'no result') ($(($(date +%s) - start)) s)"
+		# (what fetch built when it was not simply the pin, e.g. "17: pinned
+		# X is gone; built Y from the archive: re-pin")
+		[ ! -s "$dir/cache/source-note" ] || summary="$summary
+$(cat "$dir/cache/source-note")"
 	done
 	printf '%s\n' "${summary#?}"
 	return $rc

@@ -29,11 +29,19 @@ if [ -n "$PG_GIT_COMMIT" ]; then
 	UPVER="$PG_MAJOR@${PG_GIT_COMMIT:0:10}"
 else
 	SOURCE_KIND=debian
+	# Which version is built (archive.sh): by default the newest one the
+	# archive lets us download, never older than the pin; STRICT_PIN=1 the
+	# pin only; PG_DEBIAN_VERSION=V exactly V.
 	PINNED_DEBIAN_VERSION=$PG_DEBIAN_VERSION
+	if [ -n "${OVERRIDE_PG_DEBIAN_VERSION:-}" ]; then
+		DEBIAN_VERSION_MODE=override
+	elif [ -n "${STRICT_PIN:-}" ]; then
+		DEBIAN_VERSION_MODE=strict
+	else
+		DEBIAN_VERSION_MODE=default
+	fi
 	PG_DEBIAN_VERSION=${OVERRIDE_PG_DEBIAN_VERSION:-$PG_DEBIAN_VERSION}
 	PG_ORIG_SHA256=${OVERRIDE_PG_ORIG_SHA256:-$PG_ORIG_SHA256}
-	UPVER=${PG_DEBIAN_VERSION%-*}
-	UPVER=${UPVER#*:}
 fi
 
 GIVEN_WORKDIR=${WORKDIR:-}
@@ -46,9 +54,26 @@ BUILD=$WORKDIR/build
 PREFIX=${PREFIX:-$WORKDIR/install}
 TEST_USER=${TEST_USER:-pgmptcp}
 PLAIN_PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
-TARBALL=$CACHE/${PG_SOURCE_PACKAGE}_${UPVER}.orig.tar.bz2
-# Debian's whole source package (for "make deb"): the .dsc beside the orig tarball
-DSC=$CACHE/${PG_SOURCE_PACKAGE}_${PG_DEBIAN_VERSION#*:}.dsc
+# use_debian_version V ORIG_SHA256 [DSC_SHA256]: build Debian version V (the
+# pin, or what fetch chose instead and recorded in $CACHE/resolved).
+use_debian_version() {
+	PG_DEBIAN_VERSION=$1
+	PG_ORIG_SHA256=$2
+	UPVER=${PG_DEBIAN_VERSION%-*}
+	UPVER=${UPVER#*:}
+	TARBALL=$CACHE/${PG_SOURCE_PACKAGE}_${UPVER}.orig.tar.bz2
+	# Debian's whole source package (for "make deb"): the .dsc beside the orig tarball
+	DSC=$CACHE/${PG_SOURCE_PACKAGE}_${PG_DEBIAN_VERSION#*:}.dsc
+	DEB_VERSION=$PG_DEBIAN_VERSION+mptcp${DEB_REVISION:-1}
+}
+if [ "$SOURCE_KIND" = debian ]; then
+	use_debian_version "$PG_DEBIAN_VERSION" "$PG_ORIG_SHA256"
+	if [ "$DEBIAN_VERSION_MODE" = default ] && [ -f "$CACHE/resolved" ]; then
+		read -r resolved_pin resolved_version resolved_orig_sha _ <"$CACHE/resolved"
+		[ "$resolved_pin" != "$PINNED_DEBIAN_VERSION" ] ||
+			use_debian_version "$resolved_version" "$resolved_orig_sha"
+	fi
+fi
 
 # Fixed identities and dates make the assembled commits reproducible, so that
 # apply followed by refresh regenerates byte-identical patches.

@@ -18,7 +18,7 @@ DEB_MIRROR=${DEB_MIRROR:-http://deb.debian.org/debian}
 # "apt-mark hold" (README.md, "Installing the packages") keeps a later stock
 # update from replacing ours silently.
 DEB_REVISION=${DEB_REVISION:-1}
-DEB_VERSION=$PG_DEBIAN_VERSION+mptcp$DEB_REVISION
+DEB_VERSION=$PG_DEBIAN_VERSION+mptcp$DEB_REVISION   # (use_debian_version sets it again)
 # The series' author, who signs the changelog entry.
 DEB_MAINTAINER="pg-mptcp <pg-mptcp@users.noreply.github.com>"
 

@@ -60,6 +60,10 @@ apply_one() {
 		if ! g apply --index --verbose --whitespace=nowarn "$tmp/diff" >"$tmp/log" 2>&1 ||
 			grep -q 'offset' "$tmp/log"; then
 			cat "$tmp/log" >&2
+			if [ "$SOURCE_KIND" = debian ] && [ "$PG_DEBIAN_VERSION" != "$PINNED_DEBIAN_VERSION" ]; then
+				die "patch does not apply cleanly (git apply: no fuzz, no offset) to $PG_SOURCE_PACKAGE $PG_DEBIAN_VERSION, which is not the pin $PINNED_DEBIAN_VERSION: patches/$PG_MAJOR/$p
+  The series must be rebased on the new version (make apply FORCE=1, fix, make refresh), or build the pin with STRICT_PIN=1 while its files are still served."
+			fi
 			die "patch does not apply cleanly: patches/$PG_MAJOR/$p"
 		fi
 	fi

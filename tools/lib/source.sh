@@ -7,69 +7,78 @@ sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
 
 fetch_debian() {
 	mkdir -p "$CACHE"
-	if [ -f "$TARBALL" ] && [ "$(sha256_of "$TARBALL")" = "$PG_ORIG_SHA256" ] && dsc_ok; then
-		note "cached: $(basename "$TARBALL") (sha256 ok)"
-		return 0
-	fi
 	command -v apt-get >/dev/null || die "apt-get not found: this tool fetches Debian source packages"
-	local served
-	# (|| true: apt-cache exits non-zero when nothing serves the package,
-	# which the next line reports)
-	served=$(apt-cache showsrc "$PG_SOURCE_PACKAGE" 2>/dev/null | sed -n 's/^Version: //p' | sort -u || true)
-	if [ -z "$served" ] && is_root; then
+	archive_target REPO_URI >/dev/null
+	if [ -z "$(archive_target REPO_URI)" ] && is_root; then
 		# (as root, set up what this major needs, as "make demo" does)
-		note "no deb-src entry serves $PG_SOURCE_PACKAGE yet: make deps PG_MAJOR=$PG_MAJOR"
+		note "no deb-src entry for Debian $PG_DEBIAN_SUITE yet: make deps PG_MAJOR=$PG_MAJOR"
 		cmd_deps
-		served=$(apt-cache showsrc "$PG_SOURCE_PACKAGE" 2>/dev/null | sed -n 's/^Version: //p' | sort -u || true)
+		ARCHIVE_TARGET=
+		archive_target REPO_URI >/dev/null
 	fi
-	[ -n "$served" ] || die "no deb-src entry serves $PG_SOURCE_PACKAGE: run 'make deps' as root, or add
+	[ -n "$(archive_target REPO_URI)" ] || die "no deb-src entry for Debian $PG_DEBIAN_SUITE: run 'make deps' as root, or add
   'deb-src http://deb.debian.org/debian $PG_DEBIAN_SUITE main' to apt's sources and run apt-get update"
-	if ! grep -qxF "$PG_DEBIAN_VERSION" <<<"$served"; then
-		die "$PG_SOURCE_PACKAGE $PG_DEBIAN_VERSION is no longer served by the Debian archive.
-  It serves: $(echo $served)
-  Nothing was built. To build a served version instead, choose it explicitly, e.g.:
-    make check PG_DEBIAN_VERSION=$(printf '%s\n' "$served" | sort -V | tail -1)
-  (and pin it with its sha256 in upstream.conf once it works)."
-	fi
-	local expect=$PG_ORIG_SHA256
-	if [ "$PG_DEBIAN_VERSION" != "$PINNED_DEBIAN_VERSION" ] && [ -z "${OVERRIDE_PG_ORIG_SHA256:-}" ]; then
-		# Not the pinned version: trust the checksum from apt's signed Sources index.
-		expect=$(apt-cache showsrc "$PG_SOURCE_PACKAGE=$PG_DEBIAN_VERSION" |
-			awk '/^Checksums-Sha256:/{s=1;next} /^[^ ]/{s=0} s && $3 ~ /\.orig\.tar\./ {print $1; exit}' || true)
-		[ -n "$expect" ] || die "the archive's index gives no sha256 for the orig tarball of $PG_SOURCE_PACKAGE $PG_DEBIAN_VERSION"
-		note "NOT the pinned version ($PINNED_DEBIAN_VERSION): building $PG_DEBIAN_VERSION, orig sha256 from the archive's signed index:"
-		note "  PG_DEBIAN_VERSION=$PG_DEBIAN_VERSION  PG_ORIG_SHA256=$expect"
+	if fetch_debian_cached; then
+		note "cached: $(basename "$TARBALL") and $(basename "$DSC") (sha256 ok)"
+		[ ! -s "$SOURCE_NOTE_FILE" ] || cat "$SOURCE_NOTE_FILE" >&2
+		return 0
 	fi
 	local tmp
 	tmp=$(mktemp -d "$CACHE/dl.XXXXXX")
-	note "apt-get source --download-only $PG_SOURCE_PACKAGE=$PG_DEBIAN_VERSION"
-	(cd "$tmp" && chmod 755 . && apt-get source --download-only -qq "$PG_SOURCE_PACKAGE=$PG_DEBIAN_VERSION" 2>&1 |
-		grep -v 'Download is performed unsandboxed' >&2 || true)
-	local got
-	got=$(ls "$tmp"/*.orig.tar.* 2>/dev/null | head -1 || true)
-	[ -n "$got" ] || { rm -rf "$tmp"; die "download of $PG_SOURCE_PACKAGE=$PG_DEBIAN_VERSION failed"; }
-	local sum
-	sum=$(sha256_of "$got")
-	if [ "$sum" != "$expect" ]; then
-		rm -rf "$tmp"
-		die "sha256 mismatch for $(basename "$got"): got $sum, expected $expect"
+	archive_choose "$tmp"
+	local dsc orig
+	dsc=$tmp/$(archive_dsc_name "$CHOSEN_VERSION")
+	orig=$(ls "$tmp"/*.orig.tar.* 2>/dev/null | head -1 || true)
+	[ -n "$orig" ] || { rm -rf "$tmp"; die "the .dsc of $PG_SOURCE_PACKAGE $CHOSEN_VERSION names no orig tarball"; }
+	local orig_sha
+	orig_sha=$(sha256_of "$orig")
+	# (the pin's orig tarball is pinned too; an explicit PG_ORIG_SHA256 as well)
+	if [ "$CHOSEN_VERSION" = "$PINNED_DEBIAN_VERSION" ] || [ -n "${OVERRIDE_PG_ORIG_SHA256:-}" ]; then
+		[ "$orig_sha" = "$PG_ORIG_SHA256" ] ||
+			{ rm -rf "$tmp"; die "sha256 mismatch for $(basename "$orig"): got $orig_sha, expected $PG_ORIG_SHA256"; }
 	fi
-	mv "$got" "$TARBALL"
+	use_debian_version "$CHOSEN_VERSION" "$orig_sha" "$CHOSEN_DSC_SHA256"
+	mv "$orig" "$TARBALL"
 	# The rest of the source package (debian/ and the .dsc that names the
 	# sha256 of both tarballs): "make deb" builds from it.
 	mv "$tmp"/*.dsc "$tmp"/*.debian.tar.* "$CACHE"/ 2>/dev/null || true
 	rm -rf "$tmp"
-	dsc_ok || die "the .dsc of $PG_SOURCE_PACKAGE $PG_DEBIAN_VERSION is missing or not the pinned one (PG_DSC_SHA256)"
+	# (line 2: what the index listed then)
+	printf '%s\n' "$PINNED_DEBIAN_VERSION $PG_DEBIAN_VERSION $PG_ORIG_SHA256 $CHOSEN_DSC_SHA256" \
+		"$(echo $(archive_versions "$(archive_listing)"))" >"$CACHE/resolved"
+	printf '%s\n' "$SOURCE_NOTE" >"$SOURCE_NOTE_FILE"
 	note "fetched $(basename "$TARBALL") and $(basename "$DSC") (sha256 ok)"
+	if [ "$PG_DEBIAN_VERSION" != "$PINNED_DEBIAN_VERSION" ]; then
+		note "to pin it, in patches/$PG_MAJOR/upstream.conf:"
+		note "  PG_DEBIAN_VERSION=$PG_DEBIAN_VERSION"
+		note "  PG_ORIG_SHA256=$PG_ORIG_SHA256"
+		note "  PG_DSC_SHA256=$CHOSEN_DSC_SHA256"
+	fi
+	[ -z "$SOURCE_NOTE" ] || echo "$SOURCE_NOTE" >&2
 }
 
-# The .dsc is there and, for the pinned version, is the pinned one (it lists
-# the sha256 of the orig and debian tarballs, which dpkg-source -x checks).
-# Another version's .dsc was checked by apt against the archive's signed index.
-dsc_ok() {
-	[ -f "$DSC" ] || return 1
-	[ "$PG_DEBIAN_VERSION" != "$PINNED_DEBIAN_VERSION" ] || [ -z "$PG_DSC_SHA256" ] ||
-		[ "$(sha256_of "$DSC")" = "$PG_DSC_SHA256" ]
+# What an earlier fetch chose is still right and still in the cache: then no
+# network is needed.  (Only the local index is read: a version listed since,
+# newer than the one cached, means asking the archive again.)
+fetch_debian_cached() {
+	local pin version orig_sha dsc_sha v
+	[ -f "$CACHE/resolved" ] || return 1
+	read -r pin version orig_sha dsc_sha <"$CACHE/resolved"
+	[ "$pin" = "$PINNED_DEBIAN_VERSION" ] && [ "$version" = "$PG_DEBIAN_VERSION" ] || return 1
+	[ -f "$TARBALL" ] && [ "$(sha256_of "$TARBALL")" = "$orig_sha" ] || return 1
+	[ -f "$DSC" ] && [ "$(sha256_of "$DSC")" = "$dsc_sha" ] || return 1
+	[ "$version" != "$pin" ] || [ -z "$PG_DSC_SHA256" ] || [ "$dsc_sha" = "$PG_DSC_SHA256" ] || return 1
+	if [ "$DEBIAN_VERSION_MODE" = default ]; then
+		# A newer version listed: ask the archive again, unless this choice
+		# was made today against the same index (its files were not there).
+		local listed newer=
+		listed=$(archive_versions "$(archive_listing)")
+		for v in $listed; do
+			! dpkg --compare-versions "$v" gt "$version" || newer=1
+		done
+		[ -z "$newer" ] || { [ -n "$(find "$CACHE/resolved" -mmin -720)" ] &&
+			[ "$(echo $listed)" = "$(sed -n 2p "$CACHE/resolved")" ]; } || return 1
+	fi
 }
 
 tree_from_debian() {
