@@ -235,11 +235,23 @@ deb_test_run() {
 	local stock_pkgs="postgresql-$V postgresql-client-$V libpq5"
 	: >"$DEB_DIR/test-apt.log"
 
-	echo "# 1. Debian's stock server $PG_DEBIAN_VERSION and pgvector built against it"
 	apt_in update
-	apt_in install --no-install-recommends $(for p in $stock_pkgs; do echo "$p=$PG_DEBIAN_VERSION"; done) \
+	# The stock version is what the suite serves now, which is what a DBA
+	# has; ours should be built from it (fetch builds the newest version it
+	# can download).  Where the archive lists a newer version whose source
+	# could not be downloaded, ours is older: installing it is a downgrade,
+	# which the test does, and says.
+	local stock downgrade=
+	stock=$(in_root apt-cache policy "postgresql-$V" | sed -n 's/^ *Candidate: //p')
+	[ -n "$stock" ] && [ "$stock" != "(none)" ] || fail "Debian $PG_DEBIAN_SUITE serves no postgresql-$V"
+	if dpkg --compare-versions "$stock" gt "$PG_DEBIAN_VERSION"; then
+		echo "# WARNING: Debian $PG_DEBIAN_SUITE serves $stock, newer than the $PG_DEBIAN_VERSION our packages are built from: installing ours is a downgrade (make upstream-status)"
+		downgrade=--allow-downgrades
+	fi
+	echo "# 1. Debian's stock server $stock and pgvector built against it"
+	apt_in install --no-install-recommends $(for p in $stock_pkgs; do echo "$p=$stock"; done) \
 		"postgresql-$V-pgvector" python3-psycopg2 || fail "apt-get install of the stock packages (log: $DEB_DIR/test-apt.log)"
-	expect "stock postgresql-$V installed" "$(in_root dpkg-query -W -f='${Version}' "postgresql-$V")" "$PG_DEBIAN_VERSION"
+	expect "stock postgresql-$V installed" "$(in_root dpkg-query -W -f='${Version}' "postgresql-$V")" "$stock"
 	# (postgresql-common made a "main" cluster: make ours as a DBA would)
 	in_root pg_dropcluster --stop "$V" main 2>/dev/null || true
 	in_root pg_createcluster "$V" main >/dev/null || fail "pg_createcluster $V main"
@@ -271,7 +283,7 @@ deb_test_run() {
 			;;
 		esac
 	done
-	apt_in install --no-install-recommends "${debs[@]}" || fail "apt-get install of our packages (log: $DEB_DIR/test-apt.log)"
+	apt_in install --no-install-recommends $downgrade "${debs[@]}" || fail "apt-get install of our packages (log: $DEB_DIR/test-apt.log)"
 	for p in "${names[@]}"; do
 		expect "$p upgraded" "$(in_root dpkg-query -W -f='${Version}' "$p")" "$DEB_VERSION"
 	done
@@ -321,10 +333,10 @@ print(cur.fetchone()[0])" "$wait_sql")" "true 2"
 	conninfo=$(printf '%s' "$conninfo" | sed 's/ *mptcp=[^ ]*//')
 	psql_at 5433 -c "ALTER SYSTEM SET primary_conninfo = '${conninfo//\'/\'\'}'" || fail "removing mptcp from primary_conninfo"
 	in_root apt-mark unhold "${names[@]}" >/dev/null
-	apt_in install --no-install-recommends --allow-downgrades $(for p in "${names[@]}"; do echo "$p=$PG_DEBIAN_VERSION"; done) ||
+	apt_in install --no-install-recommends --allow-downgrades $(for p in "${names[@]}"; do echo "$p=$stock"; done) ||
 		fail "apt-get install of the stock packages again (log: $DEB_DIR/test-apt.log)"
 	for p in "${names[@]}"; do
-		expect "$p back to stock" "$(in_root dpkg-query -W -f='${Version}' "$p")" "$PG_DEBIAN_VERSION"
+		expect "$p back to stock" "$(in_root dpkg-query -W -f='${Version}' "$p")" "$stock"
 	done
 	in_server pg_ctlcluster "$V" main restart || fail "the stock server does not start"
 	"$lab_sh" client "$lab" chroot "$R" pg_ctlcluster "$V" standby restart || fail "the stock standby does not start"
@@ -335,7 +347,7 @@ print(cur.fetchone()[0])" "$wait_sql")" "true 2"
 	psql_at 5432 -c "INSERT INTO items VALUES (100002, 'after going back', '[0,0,0]')"
 	sum2=$(psql_at 5432 -c "$checksum_sql")
 	expect "the standby streams with the stock libpq (checksum)" "$(standby_checksum "$sum2")" "$sum2"
-	echo "deb-test: PASS ($n checks: $PG_SOURCE_PACKAGE $PG_DEBIAN_VERSION -> $DEB_VERSION -> $PG_DEBIAN_VERSION, Debian $PG_DEBIAN_SUITE)"
+	echo "deb-test: PASS ($n checks: $PG_SOURCE_PACKAGE $stock -> $DEB_VERSION -> $stock, Debian $PG_DEBIAN_SUITE)"
 }
 
 deb_mount_all() {
