@@ -90,6 +90,8 @@ host all all ::1/128 trust
 ));
 $node->start;
 my $port = $node->port;
+# the port of the server's IPv6 signal endpoint, below
+my $port6 = PostgreSQL::Test::Cluster::get_free_port();
 $node->safe_psql(
 	'postgres', q(
 CREATE EXTENSION mptcpinfo;
@@ -121,7 +123,9 @@ sub client_counter
 }
 
 # Subflows of the session with application_name $app, by path, once
-# there are $want of them (or after 10 s).
+# there are $want of them (or after 10 s).  Only the server's side: with
+# the client on loopback in this namespace, the view also lists the
+# client's own socket of the initial subflow.
 sub subflows
 {
 	my ($app, $want, $h) = @_;
@@ -129,7 +133,7 @@ sub subflows
 	for my $try (1 .. 100)
 	{
 		$got = $node->safe_psql('postgres',
-			"SELECT string_agg(host(s.remote_addr), ' ' ORDER BY s.remote_addr) FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = '$app'"
+			"SELECT string_agg(host(s.remote_addr), ' ' ORDER BY s.remote_addr) FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = '$app' AND s.local_port IN ($port, $port6)"
 		);
 		my @addrs = split / /, $got;
 		last if @addrs >= $want;
@@ -209,8 +213,13 @@ $h->finish;
 ### IPv6 on loopback: a client in this namespace, the server signalling ::1
 ### on a port of its own (its other endpoints are IPv4)
 
+# (An IPv6 ADD_ADDR with a port takes 30 bytes of TCP options, which do not
+# fit beside TCP timestamps on the pure ACK that carries it: the kernel
+# drops it, MPTcpExtAddAddrTxDrop, and no join is ever tried.  Without a
+# port, the server would announce the address of the initial subflow,
+# which the kernel leaves out.  So this part runs without timestamps.)
+MptcpUtils::set_sysctl('net.ipv4.tcp_timestamps', 0);
 MptcpUtils::run_ip(qw(mptcp endpoint flush));
-my $port6 = PostgreSQL::Test::Cluster::get_free_port();
 MptcpUtils::run_ip('mptcp', 'endpoint', 'add', '::1', 'dev', 'lo', 'port',
 	$port6, 'signal');
 
@@ -237,7 +246,7 @@ for my $try (1 .. 100)
 }
 cmp_ok(dropped('ip6'), '>=', 1, 'IPv6: the join from ::1 was dropped');
 is( $node->safe_psql('postgres',
-		"SELECT string_agg(s.local_port::text, ' ') FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'v6_refused'"
+		"SELECT string_agg(s.local_port::text, ' ') FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'v6_refused' AND s.local_port IN ($port, $port6)"
 	),
 	$port,
 	'IPv6: one subflow, on the server port');
@@ -251,7 +260,7 @@ $h6 = v6_session('v6_allowed');
 is( subflows('v6_allowed', 2),
 	'::1 ::1', 'IPv6: the join from ::1 is accepted once ::1 is in the set');
 is( $node->safe_psql('postgres',
-		"SELECT string_agg(s.local_port::text, ' ' ORDER BY s.local_port = $port DESC) FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'v6_allowed'"
+		"SELECT string_agg(s.local_port::text, ' ' ORDER BY s.local_port = $port DESC) FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'v6_allowed' AND s.local_port IN ($port, $port6)"
 	),
 	"$port $port6",
 	'IPv6: its second subflow is on the signalled port');
