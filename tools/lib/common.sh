@@ -84,7 +84,7 @@ UPSTREAM_DATE="2000-01-01T00:00:00Z"
 APT_PACKAGES="build-essential meson ninja-build flex bison pkg-config perl
   libipc-run-perl libreadline-dev zlib1g-dev libssl-dev libicu-dev
   liblz4-dev libzstd-dev libxml2-dev ccache
-  iproute2 util-linux procps bzip2 ca-certificates git
+  iproute2 util-linux procps bzip2 ca-certificates git nftables
   xsltproc libxml2-utils docbook-xml docbook-xsl"
 # The committer checks of the git majors build with clang, with every
 # feature whose headers headerscheck reads (JIT, PL/Perl, PL/Python).
