@@ -3,6 +3,9 @@
 # inside a virtme-ng guest booted with one of Debian's kernels and this
 # machine's root file system (read-only; /tmp private; RUN is the one
 # writable directory, shared with the host).  Not sourced by tools/workspace.
+# The tests' data directories are in the guest's private /tmp: on RUN, a 9p
+# share, every file belongs to the host's qemu (root), so the test user
+# could not use the directories it made (initdb's 0700).
 #
 #   kernels-guest.sh RUN PREFIX TREE TEST_USER TEST...
 #
@@ -15,10 +18,11 @@
 # servers must not: every pg_ctl the tests run is a wrapper that clears the
 # inheritable and ambient capabilities (setpriv), so pg_ctl and postgres
 # start with no capability at all, as Debian's postgres user would.  Each
-# server start records its capability sets in RUN/server-caps.
+# server start records its capability sets (RUN/server-caps).
 #
 # Writes RUN/results (one line a test: "TEST RESULT SECONDS PASSED FAILED
-# [FAILED-SUBTEST-NAMES | SKIP-REASON]"), RUN/TEST.tap (prove's verbose output), RUN/sockopt
+# [FAILED-SUBTEST-NAMES | SKIP-REASON]"), RUN/TEST.tap (prove's verbose
+# output), RUN/TEST.log/ (the test's logs, servers' included), RUN/sockopt
 # (which socket options an MPTCP socket refuses), RUN/kernel.
 set -uo pipefail
 run=$1 prefix=$2 tree=$3 user=$4
@@ -40,18 +44,21 @@ for m in mptcp_diag inet_diag tcp_diag veth bridge sch_tbf sch_htb sch_prio cls_
 done
 
 # The server-side wrapper: pg_ctl without capabilities.
-wrap=$run/nocaps-bin
+work=/tmp/check-kernels
+rm -rf "$work"
+mkdir -p "$work/home"
+wrap=$work/nocaps-bin
 mkdir -p "$wrap"
 cat >"$wrap/pg_ctl" <<EOF
 #!/bin/sh
 # pg_ctl, and so postgres, with no capabilities (ambient and inheritable
 # cleared: an unprivileged process execs pg_ctl with none).
 exec setpriv --inh-caps=-all --ambient-caps=-all -- sh -c '
-	echo "\$(grep -E "^Cap(Eff|Prm|Amb)" /proc/self/status | tr -s "\t\n" "  ") pg_ctl \$*" >>"$run/server-caps"
+	echo "\$(grep -E "^Cap(Eff|Prm|Amb)" /proc/self/status | tr -s "\t\n" "  ") pg_ctl \$*" >>"$work/server-caps"
 	exec "$prefix/bin/pg_ctl" "\$@"' pg_ctl "\$@"
 EOF
 chmod 755 "$wrap/pg_ctl"
-chown -R "$user:" "$run"
+chown -R "$user:" "$work"
 
 uid=$(id -u "$user")
 gid=$(id -g "$user")
@@ -59,12 +66,11 @@ libdir=$("$prefix/bin/pg_config" --libdir)
 pgxs=$("$prefix/bin/pg_config" --pgxs)
 as_user() {
 	setpriv --reuid="$uid" --regid="$gid" --init-groups --inh-caps=-all -- \
-		env -i PATH="$wrap:$prefix/bin:$PATH" HOME="$run/home" LANG=C.UTF-8 \
+		env -i PATH="$wrap:$prefix/bin:$PATH" HOME="$work/home" LANG=C.UTF-8 \
 		LD_LIBRARY_PATH="$libdir" PG_REGRESS="$(dirname "$pgxs")/../test/regress/pg_regress" \
 		PG_TEST_EXTRA=mptcp PG_TEST_TIMEOUT_DEFAULT="${PG_TEST_TIMEOUT_DEFAULT:-600}" \
 		with_ssl=openssl "$@"
 }
-mkdir -p "$run/home" && chown "$user:" "$run/home"
 
 # Which socket options an MPTCP socket refuses (setsockopt), for this user
 # without capabilities: on a fresh socket, and on both ends of an MPTCP
@@ -104,13 +110,16 @@ for t in "$@"; do
 	esac
 	name=${t#*/}
 	out=$run/${t//\//_}
-	mkdir -p "$out.d" && chown "$user:" "$out.d"
+	tw=$work/${t//\//_}
+	mkdir -p "$tw" && chown "$user:" "$tw"
 	start=$(date +%s)
-	(cd "$dir" && as_user TESTDATADIR="$out.d/tmp_check" TESTLOGDIR="$out.d/log" \
+	(cd "$dir" && as_user TESTDATADIR="$tw/tmp_check" TESTLOGDIR="$tw/log" \
 		timeout "${KERNEL_TEST_TIMEOUT:-1800}" prove -v -I "$tree/src/test/perl" -I "$dir/t" "t/$name.pl") \
 		>"$out.tap" 2>&1
 	rc=$?
 	secs=$(($(date +%s) - start))
+	cp -r "$tw/log" "$out.log" 2>/dev/null
+	rm -rf "$tw"
 	passed=$(grep -c '^ok ' "$out.tap")
 	failed=$(grep -c '^not ok ' "$out.tap")
 	if grep -q '^1\.\.0 # SKIP' "$out.tap"; then
@@ -128,4 +137,5 @@ for t in "$@"; do
 	[ "$result" != SKIP ] || names=$(sed -n 's/^1\.\.0 # SKIP *//p' "$out.tap" | head -1)
 	echo "$t $result $secs $passed $failed $names" >>results
 done
+cp "$work/server-caps" "$run/server-caps" 2>/dev/null
 echo done >finished

@@ -11,8 +11,12 @@
 #
 # Settings: KERNELS="6.1 6.12 7.2" (names from kernels.conf; default all),
 # KERNEL_TESTS="mptcp/002_connect mptcpinfo/001_live ..." or "ci" (the CI
-# subset) or "all" (default), KERNELS_KVM=auto|0|1, KERNELS_MEMORY (2G),
-# KERNEL_BOOT_TIMEOUT (seconds for one kernel's whole run, default 5400).
+# subset) or "all" (default), KERNELS_KVM=auto|0|1, KERNELS_MEMORY (3G),
+# KERNELS_JOBS (kernels booted at once, default 1), KERNEL_BOOT_TIMEOUT
+# (seconds for one kernel's boot and tests, default 5400),
+# KERNEL_TEST_TIMEOUT (seconds for one test script, default 1800),
+# KERNELS_NO_INSTALL=1 (use KERNELS_PREFIX as installed), KERNELS_SUMMARY_ONLY=1
+# (print the table of the last runs of KERNELS, boot nothing).
 
 KERNELS_DIR=$TOP/.work/kernels
 KERNELS_CONF=$TOP/tools/kernels.conf
@@ -136,7 +140,8 @@ kernels_fetch() {
 	fi
 }
 
-vng_cmd() { "$KERNELS_DIR/venv/bin/vng" "$@"; }
+# (vng runs virtme-run from its venv by name)
+VNG=(env "PATH=$KERNELS_DIR/venv/bin:$PLAIN_PATH" "$KERNELS_DIR/venv/bin/vng")
 
 # KVM only where qemu can really use it (here -cpu host aborts or the guest
 # hangs: CONVENTIONS.md); the probe's answer is kept for this qemu.
@@ -148,7 +153,7 @@ kernels_kvm_option() {
 	stamp=$KERNELS_DIR/kvm-probe.$(qemu-system-x86_64 --version | head -1 | tr -c 'a-zA-Z0-9.\n' _)
 	if [ ! -f "$stamp" ]; then
 		note "probing KVM (a boot with it, at most 90 s)"
-		if timeout 90 "$KERNELS_DIR/venv/bin/vng" -r "$vmlinuz" --user root --exec true >/dev/null 2>&1; then
+		if timeout 90 "${VNG[@]}" -r "$vmlinuz" --user root --exec true >/dev/null 2>&1; then
 			echo kvm >"$stamp"
 		else
 			echo emulation >"$stamp"
@@ -157,38 +162,55 @@ kernels_kvm_option() {
 	[ "$(cat "$stamp")" = kvm ] || echo --disable-kvm
 }
 
+# kernels_boot NAME VMLINUZ KVM-OPTION TESTS: one kernel's guest, its
+# results in $KERNELS_DIR/NAME/run
+kernels_boot() {
+	local name=$1 vmlinuz=$2 kvm=$3 tests=$4 run=$KERNELS_DIR/$1/run start secs
+	rm -rf "$run"
+	mkdir -p "$run"
+	chown "$TEST_USER:" "$run"
+	note "kernel $name: booting $(basename "$vmlinuz") ${kvm:-with KVM}; tests: $tests"
+	start=$(date +%s)
+	timeout "${KERNEL_BOOT_TIMEOUT:-5400}" "${VNG[@]}" -r "$vmlinuz" $kvm \
+		--memory "${KERNELS_MEMORY:-3G}" --cpus 2 --user root --rwdir "$run" \
+		--exec "bash $TOP/tools/lib/kernels-guest.sh $run $KERNELS_PREFIX $TREE $TEST_USER $tests >$run/guest.log 2>&1" \
+		>"$run/vng.log" 2>&1 || true
+	secs=$(($(date +%s) - start))
+	echo "$secs" >"$run/seconds"
+	[ -f "$run/finished" ] || note "kernel $name: the guest did not finish (see $run/vng.log, $run/guest.log)"
+	note "kernel $name: $secs s"
+}
+
 cmd_check_kernels() {
-	is_root || die "check-kernels needs root (qemu, the guest's root sets up the lab)"
-	mkdir -p "$KERNELS_DIR"
-	kernels_deps
-	PREFIX=$KERNELS_PREFIX cmd_install
-	own_workspace
-	local names tests name vmlinuz run kvm start secs all_start=$(date +%s)
+	local names tests name kvm all_start summary=$KERNELS_DIR/summary.txt
+	all_start=$(date +%s)
 	names=${KERNELS:-$(kernel_names | paste -sd' ')}
 	tests=$(kernel_tests | paste -sd' ')
-	local summary=$KERNELS_DIR/summary.txt
 	for name in $names; do
 		awk -v n="$name" '!/^#/ && $1 == n { f = 1 } END { exit !f }' "$KERNELS_CONF" ||
 			die "no kernel $name in tools/kernels.conf (there: $(kernel_names | paste -sd' '))"
 	done
+	if [ "${KERNELS_SUMMARY_ONLY:-0}" = 1 ]; then
+		kernels_summary $names | tee "$summary"
+		return 0
+	fi
+	is_root || die "check-kernels needs root (qemu, the guest's root sets up the lab)"
+	mkdir -p "$KERNELS_DIR"
+	kernels_deps
+	# (KERNELS_NO_INSTALL=1: use the installation as it is, e.g. while
+	# another check-kernels runs from it)
+	[ "${KERNELS_NO_INSTALL:-0}" = 1 ] || PREFIX=$KERNELS_PREFIX cmd_install
+	own_workspace
+	local -A image
+	for name in $names; do image[$name]=$(kernels_fetch "$name"); done
+	kvm=$(kernels_kvm_option "${image[${names%% *}]}")
+	local jobs=${KERNELS_JOBS:-1} running=0
 	for name in $names; do
-		vmlinuz=$(kernels_fetch "$name")
-		kvm=$(kernels_kvm_option "$vmlinuz")
-		run=$KERNELS_DIR/$name/run
-		rm -rf "$run"
-		mkdir -p "$run"
-		chown "$TEST_USER:" "$run"
-		note "kernel $name: booting $(basename "$vmlinuz") ${kvm:-with KVM}; tests: $tests"
-		start=$(date +%s)
-		timeout "${KERNEL_BOOT_TIMEOUT:-5400}" "$KERNELS_DIR/venv/bin/vng" -r "$vmlinuz" $kvm \
-			--memory "${KERNELS_MEMORY:-2G}" --cpus 2 --user root --rwdir "$run" \
-			--exec "bash $TOP/tools/lib/kernels-guest.sh $run $KERNELS_PREFIX $TREE $TEST_USER $tests >$run/guest.log 2>&1" \
-			>"$run/vng.log" 2>&1 || true
-		secs=$(($(date +%s) - start))
-		echo "$secs" >"$run/seconds"
-		[ -f "$run/finished" ] || note "kernel $name: the guest did not finish (see $run/vng.log, $run/guest.log)"
-		note "kernel $name: $secs s"
+		if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
+		kernels_boot "$name" "${image[$name]}" "$kvm" "$tests" &
+		running=$((running + 1))
 	done
+	wait
 	kernels_summary $names | tee "$summary"
 	note "summary in $summary ($(($(date +%s) - all_start)) s in all)"
 	! grep -qE '^[^ ]+ +[^ ]+ +(FAIL|TIMEOUT|NOT-RUN)' "$summary"
