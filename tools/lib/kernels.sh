@@ -12,7 +12,8 @@
 # Settings: KERNELS="6.1 6.12 7.2" (names from kernels.conf; default all),
 # KERNEL_TESTS="mptcp/002_connect mptcpinfo/001_live ..." or "ci" (the CI
 # subset) or "all" (default), KERNELS_KVM=auto|0|1, KERNELS_MEMORY (3G),
-# KERNELS_JOBS (kernels booted at once, default 1), KERNEL_BOOT_TIMEOUT
+# KERNELS_JOBS (kernels booted at once, default 1), KERNELS_NICE (qemu's
+# niceness, default 10: emulation is as heavy as a build), KERNEL_BOOT_TIMEOUT
 # (seconds for one kernel's boot and tests, default 5400),
 # KERNEL_TEST_TIMEOUT (seconds for one test script, default 1800),
 # KERNELS_NO_INSTALL=1 (use KERNELS_PREFIX as installed), KERNELS_SUMMARY_ONLY=1
@@ -171,7 +172,7 @@ kernels_boot() {
 	chown "$TEST_USER:" "$run"
 	note "kernel $name: booting $(basename "$vmlinuz") ${kvm:-with KVM}; tests: $tests"
 	start=$(date +%s)
-	timeout "${KERNEL_BOOT_TIMEOUT:-5400}" "${VNG[@]}" -r "$vmlinuz" $kvm \
+	timeout "${KERNEL_BOOT_TIMEOUT:-5400}" nice -n "${KERNELS_NICE:-10}" "${VNG[@]}" -r "$vmlinuz" $kvm \
 		--memory "${KERNELS_MEMORY:-3G}" --cpus 2 --user root --rwdir "$run" \
 		--exec "bash $TOP/tools/lib/kernels-guest.sh $run $KERNELS_PREFIX $TREE $TEST_USER $tests >$run/guest.log 2>&1" \
 		>"$run/vng.log" 2>&1 || true
@@ -213,7 +214,7 @@ cmd_check_kernels() {
 	wait
 	kernels_summary $names | tee "$summary"
 	note "summary in $summary ($(($(date +%s) - all_start)) s in all)"
-	! grep -qE '^[^ ]+ +[^ ]+ +(FAIL|TIMEOUT|NOT-RUN)' "$summary"
+	! grep -qE '^[^ ]+ +[^ ]+ +(FAIL|TIMEOUT|UNFINISHED|NOT-RUN)' "$summary"
 }
 
 # One table: a line per kernel and test, then each kernel's socket options.
@@ -230,7 +231,15 @@ kernels_summary() {
 			printf '%-6s %-22s %-8s %5s %4s %4s  %s\n' "$name" "$t" "$result" "$secs" "$ok" "$bad" "$names"
 		done <"$run/results"
 		for t in $(kernel_tests); do
-			grep -q "^$t " "$run/results" || printf '%-6s %-22s %-8s\n' "$name" "$t" NOT-RUN
+			grep -q "^$t " "$run/results" && continue
+			if [ -f "$run/${t//\//_}.tap" ]; then
+				# the guest stopped (timeout, killed) during this test:
+				# what had failed so far
+				printf '%-6s %-22s %-8s %5s %4s %4s  %s\n' "$name" "$t" UNFINISHED - - - \
+					"$(sed -n "s/^#   Failed test '\(.*\)'\$/\1/p" "$run/${t//\//_}.tap" | paste -sd '|')"
+			else
+				printf '%-6s %-22s %-8s\n' "$name" "$t" NOT-RUN
+			fi
 		done
 	done
 	echo
