@@ -249,5 +249,6 @@ kernels_summary() {
 		sed 's/^/  setsockopt on MPTCP, /' "$run/sockopt" 2>/dev/null
 		[ -s "$run/server-caps" ] &&
 			echo "  server starts: $(wc -l <"$run/server-caps"), with CapEff other than 0: $(grep -vc 'CapEff: 0000000000000000' "$run/server-caps")"
+		true
 	done
 }
