@@ -1,0 +1,254 @@
+# shellcheck shell=bash
+# check-kernels: the MPTCP suites on Debian's own kernels, under qemu.
+# Part of tools/workspace (sourced by it; see that file for the layout).
+#
+# Each kernel of tools/kernels.conf (Debian's packages, fetched by name with
+# a private apt state and checked against the pinned sha256) boots with
+# virtme-ng (PyPI, pinned in tools/kernels-requirements.txt) on this
+# machine's root file system, and tools/lib/kernels-guest.sh runs the TAP
+# suites there against the production build installed in KERNELS_PREFIX,
+# with every server started without capabilities.
+#
+# Settings: KERNELS="6.1 6.12 7.2" (names from kernels.conf; default all),
+# KERNEL_TESTS="mptcp/002_connect mptcpinfo/001_live ..." or "ci" (the CI
+# subset) or "all" (default), KERNELS_KVM=auto|0|1, KERNELS_MEMORY (3G),
+# KERNELS_JOBS (kernels booted at once, default 1), KERNELS_NICE (qemu's
+# niceness, default 10: emulation is as heavy as a build), KERNEL_BOOT_TIMEOUT
+# (seconds for one kernel's boot and tests, default 5400),
+# KERNEL_TEST_TIMEOUT (seconds for one test script, default 1800),
+# KERNELS_NO_INSTALL=1 (use KERNELS_PREFIX as installed), KERNELS_SUMMARY_ONLY=1
+# (print the table of the last runs of KERNELS, boot nothing).
+
+KERNELS_DIR=$TOP/.work/kernels
+KERNELS_CONF=$TOP/tools/kernels.conf
+KERNELS_REQUIREMENTS=$TOP/tools/kernels-requirements.txt
+KERNELS_APT_PACKAGES="qemu-system-x86 kmod busybox-static file python3-venv"
+# "make install" without PREFIX= installs to $WORKDIR/install; the kernels
+# get their own prefix unless one is given.
+if [ "$PREFIX" = "$WORKDIR/install" ]; then
+	KERNELS_PREFIX=$KERNELS_DIR/pg$PG_MAJOR
+else
+	KERNELS_PREFIX=$PREFIX
+fi
+# mptcpinfo's views and the connection tests: what CI runs on 6.12
+KERNEL_TESTS_CI="mptcp/001_smoke mptcp/002_connect mptcpinfo/001_live mptcpinfo/002_diagnose mptcpinfo/004_startup"
+
+kernel_names() { awk '!/^#/ && NF { print $1 }' "$KERNELS_CONF" | uniq; }
+
+kernel_tests() {
+	local t=${KERNEL_TESTS:-all}
+	case $t in
+	ci) echo $KERNEL_TESTS_CI ;;
+	all)
+		(cd "$TOP/src/test/mptcp/t" && ls [0-9]*.pl | sed 's/\.pl$//; s/^/mptcp\//')
+		(cd "$TOP/contrib/mptcpinfo/t" && ls [0-9]*.pl | sed 's/\.pl$//; s/^/mptcpinfo\//') ;;
+	*) echo "$t" ;;
+	esac
+}
+
+# apt-get with a private state: the suites of kernels.conf only, Debian's
+# archive keyring, this machine's own apt untouched.
+kernels_apt() {
+	local tool=$1
+	shift
+	"$tool" -o Dir::Etc::SourceList="$KERNELS_DIR/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::State::Lists="$KERNELS_DIR/apt/lists" -o Dir::State::Status=/dev/null \
+		-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= -o APT::Architecture=amd64 \
+		-o Acquire::Languages=none -o APT::Sandbox::User=root "$@"
+}
+
+kernels_apt_update() {
+	local suites
+	suites=$(awk '!/^#/ && NF { print $2 }' "$KERNELS_CONF" | sort -u)
+	mkdir -p "$KERNELS_DIR/apt/lists/partial"
+	for s in $suites; do
+		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $DEB_MIRROR_URL $s main"
+	done >"$KERNELS_DIR/apt/sources.list"
+	note "apt-get update (private state in $KERNELS_DIR/apt: $(echo $suites))"
+	kernels_apt apt-get update -qq >"$KERNELS_DIR/apt.log" 2>&1 ||
+		{ cat "$KERNELS_DIR/apt.log" >&2; die "apt-get update for the kernel suites failed"; }
+	touch "$KERNELS_DIR/apt/updated"
+}
+DEB_MIRROR_URL=${DEB_MIRROR_URL:-http://deb.debian.org/debian}
+
+# The host's part: qemu, depmod, busybox for virtme-ng's initramfs; the
+# virtme-ng venv.
+kernels_deps() {
+	cmd_deps
+	local p status missing=
+	for p in $KERNELS_APT_PACKAGES; do
+		status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null) || status=
+		[ "${status:0:2}" = ii ] || missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		is_root || die "not root: install$missing first"
+		note "installing:$missing"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing \
+			>"$KERNELS_DIR/apt-install.log" 2>&1 ||
+			{ tail -30 "$KERNELS_DIR/apt-install.log" >&2; die "apt-get install failed"; }
+	fi
+	local venv=$KERNELS_DIR/venv
+	if ! cmp -s "$KERNELS_REQUIREMENTS" "$venv/requirements.txt"; then
+		note "virtme-ng into $venv (pinned, hashes checked)"
+		rm -rf "$venv"
+		# Debian's python, not root's pyenv shims
+		/usr/bin/python3 -m venv "$venv" || die "python3 -m venv failed"
+		"$venv/bin/pip" install -q --require-hashes --only-binary=:all: -r "$KERNELS_REQUIREMENTS" \
+			>"$KERNELS_DIR/pip.log" 2>&1 || { cat "$KERNELS_DIR/pip.log" >&2; die "pip install of virtme-ng failed"; }
+		cp "$KERNELS_REQUIREMENTS" "$venv/requirements.txt"
+	fi
+}
+
+# kernels_fetch NAME: NAME's packages in $KERNELS_DIR/debs (sha256 checked),
+# unpacked into $KERNELS_DIR/NAME/root with modules.dep; prints the vmlinuz.
+kernels_fetch() {
+	local name=$1 root=$KERNELS_DIR/$name/root debs=$KERNELS_DIR/debs
+	local suite pkg ver sha pool file fetched=
+	mkdir -p "$debs"
+	while read -r _ suite pkg ver sha pool; do
+		file=$debs/${pkg}_${ver}_amd64.deb
+		if [ ! -f "$file" ] || [ "$(sha256sum <"$file" | cut -d' ' -f1)" != "$sha" ]; then
+			rm -f "$file"
+			[ -f "$KERNELS_DIR/apt/updated" ] || kernels_apt_update
+			note "apt-get download $pkg=$ver ($suite)"
+			if ! (cd "$debs" && kernels_apt apt-get download -qq "$pkg=$ver") >>"$KERNELS_DIR/apt.log" 2>&1; then
+				[ "${KERNELS_ALLOW_POOL:-1}" = 1 ] ||
+					die "$pkg=$ver is not in $suite's index any more (KERNELS_ALLOW_POOL=0)"
+				note "$pkg=$ver is not in $suite's index: fetching $pool, checked by its pinned sha256"
+				/usr/lib/apt/apt-helper download-file "$DEB_MIRROR_URL/$pool" "$file" "SHA256:$sha" \
+					>>"$KERNELS_DIR/apt.log" 2>&1 || die "could not fetch $pool (see $KERNELS_DIR/apt.log)"
+			fi
+			[ "$(sha256sum <"$file" | cut -d' ' -f1)" = "$sha" ] ||
+				{ rm -f "$file"; die "$pkg=$ver: sha256 differs from the pin in tools/kernels.conf"; }
+			fetched=1
+		fi
+		if [ -n "$fetched" ] || [ ! -f "$root/.unpacked-$pkg-$ver" ]; then
+			mkdir -p "$root"
+			dpkg-deb -x "$file" "$root"
+			touch "$root/.unpacked-$pkg-$ver"
+			fetched=1
+		fi
+	done < <(awk -v n="$name" '!/^#/ && $1 == n' "$KERNELS_CONF")
+	[ -e "$root/lib" ] || ln -s usr/lib "$root/lib"   # trixie and later: /lib is /usr/lib
+	local mod kver
+	mod=$(ls -d "$root"/lib/modules/*/kernel 2>/dev/null | head -1)
+	[ -n "$mod" ] || die "kernel $name: no modules in its packages"
+	kver=$(basename "$(dirname "$mod")")
+	[ -f "$root/lib/modules/$kver/modules.dep" ] && [ -z "$fetched" ] || depmod -b "$root" "$kver"
+	if [ -f "$root/boot/vmlinuz-$kver" ]; then echo "$root/boot/vmlinuz-$kver"
+	elif [ -f "$root/lib/modules/$kver/vmlinuz" ]; then echo "$root/lib/modules/$kver/vmlinuz"
+	else die "kernel $name: no vmlinuz in its packages"
+	fi
+}
+
+# (vng runs virtme-run from its venv by name)
+VNG=(env "PATH=$KERNELS_DIR/venv/bin:$PLAIN_PATH" "$KERNELS_DIR/venv/bin/vng")
+
+# KVM only where qemu can really use it (here -cpu host aborts or the guest
+# hangs: CONVENTIONS.md); the probe's answer is kept for this qemu.
+kernels_kvm_option() {
+	local want=${KERNELS_KVM:-auto} vmlinuz=$1 stamp
+	[ "$want" = 0 ] && { echo --disable-kvm; return; }
+	[ "$want" = 1 ] && return
+	[ -w /dev/kvm ] || { echo --disable-kvm; return; }
+	stamp=$KERNELS_DIR/kvm-probe.$(qemu-system-x86_64 --version | head -1 | tr -c 'a-zA-Z0-9.\n' _)
+	if [ ! -f "$stamp" ]; then
+		note "probing KVM (a boot with it, at most 90 s)"
+		if timeout 90 "${VNG[@]}" -r "$vmlinuz" --user root --exec true >/dev/null 2>&1; then
+			echo kvm >"$stamp"
+		else
+			echo emulation >"$stamp"
+		fi
+	fi
+	[ "$(cat "$stamp")" = kvm ] || echo --disable-kvm
+}
+
+# kernels_boot NAME VMLINUZ KVM-OPTION TESTS: one kernel's guest, its
+# results in $KERNELS_DIR/NAME/run
+kernels_boot() {
+	local name=$1 vmlinuz=$2 kvm=$3 tests=$4 run=$KERNELS_DIR/$1/run start secs
+	rm -rf "$run"
+	mkdir -p "$run"
+	chown "$TEST_USER:" "$run"
+	note "kernel $name: booting $(basename "$vmlinuz") ${kvm:-with KVM}; tests: $tests"
+	start=$(date +%s)
+	timeout "${KERNEL_BOOT_TIMEOUT:-5400}" nice -n "${KERNELS_NICE:-10}" "${VNG[@]}" -r "$vmlinuz" $kvm \
+		--memory "${KERNELS_MEMORY:-3G}" --cpus 2 --user root --rwdir "$run" \
+		--exec "bash $TOP/tools/lib/kernels-guest.sh $run $KERNELS_PREFIX $TREE $TEST_USER $tests >$run/guest.log 2>&1" \
+		>"$run/vng.log" 2>&1 || true
+	secs=$(($(date +%s) - start))
+	echo "$secs" >"$run/seconds"
+	[ -f "$run/finished" ] || note "kernel $name: the guest did not finish (see $run/vng.log, $run/guest.log)"
+	note "kernel $name: $secs s"
+}
+
+cmd_check_kernels() {
+	local names tests name kvm all_start summary=$KERNELS_DIR/summary.txt
+	all_start=$(date +%s)
+	names=${KERNELS:-$(kernel_names | paste -sd' ')}
+	tests=$(kernel_tests | paste -sd' ')
+	for name in $names; do
+		awk -v n="$name" '!/^#/ && $1 == n { f = 1 } END { exit !f }' "$KERNELS_CONF" ||
+			die "no kernel $name in tools/kernels.conf (there: $(kernel_names | paste -sd' '))"
+	done
+	if [ "${KERNELS_SUMMARY_ONLY:-0}" = 1 ]; then
+		kernels_summary $names | tee "$summary"
+		return 0
+	fi
+	is_root || die "check-kernels needs root (qemu, the guest's root sets up the lab)"
+	mkdir -p "$KERNELS_DIR"
+	kernels_deps
+	# (KERNELS_NO_INSTALL=1: use the installation as it is, e.g. while
+	# another check-kernels runs from it)
+	[ "${KERNELS_NO_INSTALL:-0}" = 1 ] || PREFIX=$KERNELS_PREFIX cmd_install
+	own_workspace
+	local -A image
+	for name in $names; do image[$name]=$(kernels_fetch "$name"); done
+	kvm=$(kernels_kvm_option "${image[${names%% *}]}")
+	local jobs=${KERNELS_JOBS:-1} running=0
+	for name in $names; do
+		if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
+		kernels_boot "$name" "${image[$name]}" "$kvm" "$tests" &
+		running=$((running + 1))
+	done
+	wait
+	kernels_summary $names | tee "$summary"
+	note "summary in $summary ($(($(date +%s) - all_start)) s in all)"
+	! grep -qE '^[^ ]+ +[^ ]+ +(FAIL|TIMEOUT|UNFINISHED|NOT-RUN)' "$summary"
+}
+
+# One table: a line per kernel and test, then each kernel's socket options.
+kernels_summary() {
+	local name run
+	printf '%-6s %-22s %-8s %5s %4s %4s  %s\n' kernel test result secs ok 'not' 'failed subtests (or why skipped)'
+	for name in "$@"; do
+		run=$KERNELS_DIR/$name/run
+		if [ ! -s "$run/results" ]; then
+			printf '%-6s %-22s %-8s\n' "$name" '(all)' NOT-RUN
+			continue
+		fi
+		while read -r t result secs ok bad names; do
+			printf '%-6s %-22s %-8s %5s %4s %4s  %s\n' "$name" "$t" "$result" "$secs" "$ok" "$bad" "$names"
+		done <"$run/results"
+		for t in $(kernel_tests); do
+			grep -q "^$t " "$run/results" && continue
+			if [ -f "$run/${t//\//_}.tap" ]; then
+				# the guest stopped (timeout, killed) during this test:
+				# what had failed so far
+				printf '%-6s %-22s %-8s %5s %4s %4s  %s\n' "$name" "$t" UNFINISHED - - - \
+					"$(sed -n "s/^#   Failed test '\(.*\)'\$/\1/p" "$run/${t//\//_}.tap" | paste -sd '|')"
+			else
+				printf '%-6s %-22s %-8s\n' "$name" "$t" NOT-RUN
+			fi
+		done
+	done
+	echo
+	for name in "$@"; do
+		run=$KERNELS_DIR/$name/run
+		echo "kernel $name: $(sed -n 's/^release //p' "$run/kernel" 2>/dev/null), $(cat "$run/seconds" 2>/dev/null || echo '?') s for boot and tests"
+		sed 's/^/  setsockopt on MPTCP, /' "$run/sockopt" 2>/dev/null
+		[ -s "$run/server-caps" ] &&
+			echo "  server starts: $(wc -l <"$run/server-caps"), with CapEff other than 0: $(grep -vc 'CapEff: 0000000000000000' "$run/server-caps")"
+		true
+	done
+}
