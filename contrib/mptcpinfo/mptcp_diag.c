@@ -12,7 +12,7 @@
  * tells which addresses and ports accept joins.  It needs no privilege: the
  * kernel answers for the caller's network namespace.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_diag.c

@@ -11,7 +11,7 @@
  * timeout) and in the number of answers, and it never leaves the socket
  * open behind an ERROR.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_netlink.c

@@ -4,7 +4,7 @@
  *	  One netlink request and its answers, for sock_diag and generic
  *	  netlink alike.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_netlink.h

@@ -14,7 +14,7 @@
  * Every read is bounded, and a missing or unreadable file yields nothing,
  * never an error.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_proc.c

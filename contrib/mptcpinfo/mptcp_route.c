@@ -17,7 +17,7 @@
  * family, needing no privilege; the congestion control is the RTAX_CC_ALGO
  * metric of the route.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_route.c

@@ -36,7 +36,7 @@
  * This file holds the SQL entry points and what turns the kernel's answers
  * into rows; each kernel source has its own file.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcpinfo.c

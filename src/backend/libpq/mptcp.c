@@ -10,7 +10,7 @@
  * and a socket option the kernel refuses on MPTCP sockets never fails a
  * connection.
  *
- * Portions Copyright (c) 1996-2025, PostgreSQL Global Development Group
+ * Portions Copyright (c) 1996-2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  src/backend/libpq/mptcp.c

@@ -8,7 +8,7 @@
  * the peer does not speak MPTCP, the connection silently falls back to
  * plain TCP on the same socket.
  *
- * Portions Copyright (c) 1996-2025, PostgreSQL Global Development Group
+ * Portions Copyright (c) 1996-2026, PostgreSQL Global Development Group
  *
  * src/include/libpq/mptcp.h
  *

@@ -1,5 +1,5 @@
 
-# Copyright (c) 2025, PostgreSQL Global Development Group
+# Copyright (c) 2026, PostgreSQL Global Development Group
 
 # listen_mptcp and libpq's mptcp option over the loopback interface:
 # which connections are MPTCP, checked both by the server (its

@@ -1,5 +1,5 @@
 
-# Copyright (c) 2025, PostgreSQL Global Development Group
+# Copyright (c) 2026, PostgreSQL Global Development Group
 
 # A kernel that refuses MPTCP (here: net.mptcp.enabled = 0 in a private
 # network namespace): the server still starts with listen_mptcp = on, warns
