@@ -321,6 +321,8 @@ collect_rows(MptcpDiag *diag, bool all_outgoing)
 			&pgstat_get_local_beentry_by_index(i)->backendStatus;
 		MptcpConn  *c;
 
+		CHECK_FOR_INTERRUPTS();
+
 		if (beentry->st_procpid != 0 &&
 			(c = find_incoming(diag, beentry)) != NULL)
 			c->pid = beentry->st_procpid;
