@@ -12,7 +12,7 @@
  * tells which addresses and ports accept joins.  It needs no privilege: the
  * kernel answers for the caller's network namespace.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_diag.c
@@ -132,7 +132,8 @@ parse_ulp(struct rtattr *ulp, uint32 *token, uint32 *flags)
 	for (a = RTA_DATA(ulp); RTA_OK(a, len); a = RTA_NEXT(a, len))
 	{
 		if ((a->rta_type & NLA_TYPE_MASK) == ULP_INFO_NAME)
-			is_mptcp = (strncmp(RTA_DATA(a), "mptcp", RTA_PAYLOAD(a)) == 0);
+			is_mptcp = mptcp_netlink_streq(RTA_DATA(a), RTA_PAYLOAD(a),
+										   "mptcp");
 		else if ((a->rta_type & NLA_TYPE_MASK) == ULP_INFO_MPTCP && is_mptcp)
 		{
 			struct rtattr *s;
@@ -226,8 +227,8 @@ add_socket(const struct nlmsghdr *nlh, void *arg)
 		s->flags = flags;
 		s->state = msg->idiag_state;
 		if (cong != NULL)
-			strlcpy(s->congestion_control, cong,
-					Min(cong_len + 1, sizeof(s->congestion_control)));
+			mptcp_netlink_strlcpy(s->congestion_control, cong, cong_len,
+								  sizeof(s->congestion_control));
 		s->info_len = Min(info_len, sizeof(TcpInfo));
 		if (info)
 			memcpy(&s->info, info, s->info_len);

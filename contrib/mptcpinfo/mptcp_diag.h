@@ -4,7 +4,7 @@
  *	  The kernel's MPTCP connections, subflows and listening sockets, read
  *	  through socket diagnostics (sock_diag).
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_diag.h

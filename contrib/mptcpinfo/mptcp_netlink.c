@@ -8,10 +8,11 @@
  * diagnostics (mptcp_diag.c) and the path manager's generic netlink family
  * (mptcp_pm.c), send one request and read answers until the kernel says it
  * is done.  The loop is here, once: bounded in time (the socket's receive
- * timeout) and in the number of answers, and it never leaves the socket
- * open behind an ERROR.
+ * timeout) and in the number of answers, cancellable, and it never leaves
+ * the socket open behind an ERROR.  It reads only what the kernel sent, and
+ * whole datagrams: anything else fails the request.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_netlink.c
@@ -20,6 +21,7 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "mptcp_netlink.h"
 
 #ifdef USE_MPTCP
@@ -68,14 +70,38 @@ mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 		buf = palloc(NETLINK_BUFSIZE);
 		while (!done && ok)
 		{
-			ssize_t		len = recv(fd, buf, NETLINK_BUFSIZE, 0);
+			struct sockaddr_nl from;
+			struct iovec iov;
+			struct msghdr msg;
+			ssize_t		len;
 			struct nlmsghdr *nlh;
 
+			CHECK_FOR_INTERRUPTS();
+
+			iov.iov_base = buf;
+			iov.iov_len = NETLINK_BUFSIZE;
+			memset(&msg, 0, sizeof(msg));
+			msg.msg_name = &from;
+			msg.msg_namelen = sizeof(from);
+			msg.msg_iov = &iov;
+			msg.msg_iovlen = 1;
+			len = recvmsg(fd, &msg, 0);
 			if (len <= 0)
 			{
 				/* (a timeout sets EAGAIN) */
 				if (len == 0)
 					errno = EPROTO;
+				ok = false;
+				break;
+			}
+			/* only the kernel answers; ignore what another process sends */
+			if (msg.msg_namelen < sizeof(from) ||
+				from.nl_family != AF_NETLINK || from.nl_pid != 0)
+				continue;
+			/* a datagram larger than the buffer lost its end */
+			if (msg.msg_flags & MSG_TRUNC)
+			{
+				errno = EMSGSIZE;
 				ok = false;
 				break;
 			}
@@ -93,9 +119,17 @@ mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 				{
 					const struct nlmsgerr *err = NLMSG_DATA(nlh);
 
-					/* an error of 0 acknowledges the request */
-					errno = err->error ? -err->error : 0;
-					ok = (err->error == 0);
+					if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(err->error)))
+					{
+						errno = EPROTO;
+						ok = false;
+					}
+					else
+					{
+						/* an error of 0 acknowledges the request */
+						errno = err->error ? -err->error : 0;
+						ok = (err->error == 0);
+					}
 					done = true;
 					break;
 				}
@@ -122,6 +156,26 @@ mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 	PG_END_TRY();
 	pfree(buf);
 	return ok;
+}
+
+void
+mptcp_netlink_strlcpy(char *dst, const void *payload, size_t len,
+					  size_t dstsize)
+{
+	size_t		n = strnlen(payload, len);
+
+	Assert(dstsize > 0);
+	n = Min(n, dstsize - 1);
+	memcpy(dst, payload, n);
+	dst[n] = '\0';
+}
+
+bool
+mptcp_netlink_streq(const void *payload, size_t len, const char *str)
+{
+	size_t		n = strnlen(payload, len);
+
+	return n == strlen(str) && memcmp(payload, str, n) == 0;
 }
 
 #endif							/* USE_MPTCP */

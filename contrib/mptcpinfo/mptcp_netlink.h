@@ -4,7 +4,7 @@
  *	  One netlink request and its answers, for sock_diag and generic
  *	  netlink alike.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_netlink.h
@@ -40,6 +40,16 @@ extern int	mptcp_netlink_open(int protocol);
 extern bool mptcp_netlink_request(int fd, struct nlmsghdr *req,
 								  NetlinkCallback cb, void *arg,
 								  int max_answers);
+
+/*
+ * String attributes: the payload of len bytes need not be NUL-terminated.
+ * mptcp_netlink_strlcpy copies it into dst (of dstsize bytes, truncating,
+ * always terminated); mptcp_netlink_streq says whether it is exactly str.
+ */
+extern void mptcp_netlink_strlcpy(char *dst, const void *payload, size_t len,
+								  size_t dstsize);
+extern bool mptcp_netlink_streq(const void *payload, size_t len,
+								const char *str);
 
 #endif							/* USE_MPTCP */
 

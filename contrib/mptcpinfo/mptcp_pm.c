@@ -13,7 +13,7 @@
  * The constants are spelled out here because the installed headers of
  * older systems lack some of them; the kernel never renumbers them.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_pm.c

@@ -3,7 +3,7 @@
  * mptcp_pm.h
  *	  The kernel's MPTCP path manager, read through generic netlink.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_pm.h

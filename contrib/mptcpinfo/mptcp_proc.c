@@ -14,7 +14,7 @@
  * Every read is bounded, and a missing or unreadable file yields nothing,
  * never an error.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_proc.c
@@ -25,6 +25,7 @@
 
 #include <unistd.h>
 
+#include "miscadmin.h"
 #include "mptcp_proc.h"
 #include "storage/fd.h"
 
@@ -94,6 +95,8 @@ mptcp_proc_sysctls(void)
 		char		path[MAXPGPATH];
 		MptcpProcItem *item;
 		int			len;
+
+		CHECK_FOR_INTERRUPTS();
 
 		if (de->d_name[0] == '.')
 			continue;
@@ -227,6 +230,8 @@ mptcp_proc_socket_inodes(int pid, uint64 *inodes, int max)
 		char		target[64];
 		ssize_t		len;
 		unsigned long long inode;
+
+		CHECK_FOR_INTERRUPTS();
 
 		if (de->d_name[0] == '.')
 			continue;

@@ -3,7 +3,7 @@
  * mptcp_proc.h
  *	  MPTCP figures of the server's network namespace read from procfs.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_proc.h

@@ -17,7 +17,7 @@
  * family, needing no privilege; the congestion control is the RTAX_CC_ALGO
  * metric of the route.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_route.c
@@ -114,8 +114,9 @@ route_cb(const struct nlmsghdr *nlh, void *arg)
 					for (m = RTA_DATA(rta); RTA_OK(m, mlen); m = RTA_NEXT(m, mlen))
 					{
 						if (m->rta_type == RTAX_CC_ALGO && RTA_PAYLOAD(m) > 0)
-							strlcpy(route->congctl, RTA_DATA(m),
-									Min(RTA_PAYLOAD(m) + 1, sizeof(route->congctl)));
+							mptcp_netlink_strlcpy(route->congctl, RTA_DATA(m),
+												  RTA_PAYLOAD(m),
+												  sizeof(route->congctl));
 						else if (m->rta_type == RTAX_LOCK &&
 								 RTA_PAYLOAD(m) >= sizeof(uint32))
 							route->congctl_locked =

@@ -4,7 +4,7 @@
  *	  The routes of the server's network namespace and the congestion
  *	  control each sets ("ip route ... congctl"), read through rtnetlink.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_route.h

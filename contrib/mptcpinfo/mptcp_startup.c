@@ -26,7 +26,7 @@
  * it looks, and its messages go wherever the server's log goes.  It is
  * never restarted.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_startup.c

@@ -3,7 +3,7 @@
  * mptcp_startup.h
  *	  What the server's MPTCP will do, said once at server start.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcp_startup.h

@@ -36,7 +36,7 @@
  * This file holds the SQL entry points and what turns the kernel's answers
  * into rows; each kernel source has its own file.
  *
- * Copyright (c) 2025, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  contrib/mptcpinfo/mptcpinfo.c
@@ -320,6 +320,8 @@ collect_rows(MptcpDiag *diag, bool all_outgoing)
 		PgBackendStatus *beentry =
 			&pgstat_get_local_beentry_by_index(i)->backendStatus;
 		MptcpConn  *c;
+
+		CHECK_FOR_INTERRUPTS();
 
 		if (beentry->st_procpid != 0 &&
 			(c = find_incoming(diag, beentry)) != NULL)

@@ -1,5 +1,5 @@
 
-# Copyright (c) 2025, PostgreSQL Global Development Group
+# Copyright (c) 2026, PostgreSQL Global Development Group
 
 # pg_stat_mptcp and pg_stat_mptcp_subflows on live connections: plain TCP
 # and MPTCP rows, the privileges of other roles' rows, counters that move

@@ -1,5 +1,5 @@
 
-# Copyright (c) 2025, PostgreSQL Global Development Group
+# Copyright (c) 2026, PostgreSQL Global Development Group
 
 # The views that explain why a connection is (not) multipath, in the
 # four-path lab: pg_mptcp_endpoints with its flags and accepts_joins, for a

@@ -1,5 +1,5 @@
 
-# Copyright (c) 2025, PostgreSQL Global Development Group
+# Copyright (c) 2026, PostgreSQL Global Development Group
 
 # The connections that server processes open themselves, in pg_stat_mptcp
 # with direction 'outgoing' and in pg_stat_mptcp_subflows: a logical

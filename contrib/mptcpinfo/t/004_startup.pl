@@ -1,5 +1,5 @@
 
-# Copyright (c) 2025, PostgreSQL Global Development Group
+# Copyright (c) 2026, PostgreSQL Global Development Group
 
 # With mptcpinfo in shared_preload_libraries and listen_mptcp = on, the
 # server says once at start what the path manager offers clients (one LOG

@@ -1,5 +1,5 @@
 
-# Copyright (c) 2025, PostgreSQL Global Development Group
+# Copyright (c) 2026, PostgreSQL Global Development Group
 
 # The congestion control of MPTCP subflows, and the remedy README.mptcp
 # gives for hosts whose default is bbr: a per-route congestion control

@@ -6,11 +6,11 @@
  * With listen_mptcp = on, the postmaster creates its TCP listen sockets with
  * protocol IPPROTO_MPTCP.  Such a listener also accepts plain TCP clients,
  * so turning it on changes nothing for them.  MPTCP is an optimization: if
- * the kernel cannot give it to us, we warn once and listen with plain TCP,
+ * the kernel cannot give it to us, we warn and listen with plain TCP,
  * and a socket option the kernel refuses on MPTCP sockets never fails a
  * connection.
  *
- * Portions Copyright (c) 1996-2025, PostgreSQL Global Development Group
+ * Portions Copyright (c) 1996-2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  src/backend/libpq/mptcp.c
@@ -32,15 +32,20 @@ bool		listen_mptcp = false;
 
 #ifdef USE_MPTCP
 
-/* Postmaster state: MPTCP found unavailable, options checked. */
-static bool mptcp_unavailable = false;
+/*
+ * Postmaster state: the kernel has no MPTCP for IPv4 or IPv6 (found on the
+ * first attempt, so that we warn once per family); options checked.
+ */
+static bool mptcp_unavailable_inet = false;
+static bool mptcp_unavailable_inet6 = false;
 static bool mptcp_options_checked = false;
 
 /*
  * Report, once, the TCP options that pq_init() sets on client connections
  * and that the running kernel refuses on MPTCP sockets (support grew from
- * Linux 5.17 on; TCP_USER_TIMEOUT is still refused in 6.18).  Connections are accepted without them; saying so at
- * startup avoids one log line per connection.
+ * Linux 5.17 on; TCP_USER_TIMEOUT is still refused in 6.18).  Connections
+ * are accepted without them; saying so at startup avoids one log line per
+ * connection.
  */
 static void
 report_refused_options(int family)
@@ -98,10 +103,14 @@ report_refused_options(int family)
 }
 
 /*
- * Say once what failed and why; the server goes on with plain TCP.
+ * Say what failed and why; the server goes on with plain TCP.  When the
+ * errno means that the kernel has no MPTCP for this address family, that
+ * holds for the remaining addresses of the family too, and we say so once;
+ * other failures (too many open files, a family the host does not have, a
+ * security policy) concern this address only.
  */
 static void
-report_mptcp_unavailable(int save_errno)
+report_mptcp_unavailable(int save_errno, int family, const char *addrDesc)
 {
 	const char *hint;
 
@@ -127,8 +136,13 @@ report_mptcp_unavailable(int save_errno)
 
 	errno = save_errno;
 	ereport(WARNING,
-			(errmsg("could not create MPTCP listen socket: %m"),
-			 errdetail("The server listens with plain TCP instead."),
+			(errmsg("could not create MPTCP socket for address \"%s\": %m",
+					addrDesc),
+			 !pg_mptcp_errno_unavailable(save_errno) ?
+			 errdetail("The server listens on this address with plain TCP.") :
+			 family == AF_INET6 ?
+			 errdetail("The server listens on this and the remaining IPv6 addresses with plain TCP.") :
+			 errdetail("The server listens on this and the remaining IPv4 addresses with plain TCP."),
 			 hint ? errhint("%s", hint) : 0));
 }
 #endif							/* USE_MPTCP */
@@ -136,16 +150,20 @@ report_mptcp_unavailable(int save_errno)
 /*
  * pq_listen_socket: create a stream socket for a listen address of the given
  * family: MPTCP for TCP addresses when listen_mptcp is on and the kernel
- * allows it, else as before.  Sets errno on failure.
+ * allows it, else as before.  addrDesc names the address in messages.  Sets
+ * errno on failure.
  */
 pgsocket
-pq_listen_socket(int family)
+pq_listen_socket(int family, const char *addrDesc)
 {
 #ifdef USE_MPTCP
-	if (listen_mptcp && !mptcp_unavailable &&
-		(family == AF_INET || family == AF_INET6))
+	bool	   *unavailable = family == AF_INET ? &mptcp_unavailable_inet :
+		family == AF_INET6 ? &mptcp_unavailable_inet6 : NULL;
+
+	if (listen_mptcp && unavailable != NULL && !*unavailable)
 	{
 		pgsocket	fd = socket(family, SOCK_STREAM, IPPROTO_MPTCP);
+		int			save_errno;
 
 		if (fd != PGINVALID_SOCKET)
 		{
@@ -158,21 +176,24 @@ pq_listen_socket(int family)
 		}
 
 		/* Whatever the reason, never refuse to listen because of MPTCP. */
-		mptcp_unavailable = true;
-		report_mptcp_unavailable(errno);
+		save_errno = errno;
+		if (pg_mptcp_errno_unavailable(save_errno))
+			*unavailable = true;
+		report_mptcp_unavailable(save_errno, family, addrDesc);
 	}
 #endif
 	return socket(family, SOCK_STREAM, 0);
 }
 
 /*
- * pq_mptcp_option_refused: after a failed setsockopt() on a client socket,
- * tell whether the failure is only the kernel refusing that option on an
- * MPTCP socket.  The caller then goes on without the option: the postmaster
- * already said once which options MPTCP connections run without.
+ * pq_mptcp_option_refused: after a failed setsockopt() or getsockopt() (named
+ * by syscall) on a client socket, tell whether the failure is only the
+ * kernel refusing that option on an MPTCP socket.  The caller then goes on
+ * without the option: the postmaster already said once which options MPTCP
+ * connections run without.
  */
 bool
-pq_mptcp_option_refused(bool mptcp, const char *optname)
+pq_mptcp_option_refused(bool mptcp, const char *syscall, const char *optname)
 {
 	int			save_errno = errno;
 	bool		refused = mptcp && pg_mptcp_errno_option_refused(save_errno);
@@ -180,7 +201,7 @@ pq_mptcp_option_refused(bool mptcp, const char *optname)
 	if (refused)
 		ereport(DEBUG1,
 				(errmsg_internal("%s(%s) not supported on MPTCP socket: %m",
-								 "setsockopt", optname)));
+								 syscall, optname)));
 	errno = save_errno;
 	return refused;
 }

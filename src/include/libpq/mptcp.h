@@ -8,7 +8,7 @@
  * the peer does not speak MPTCP, the connection silently falls back to
  * plain TCP on the same socket.
  *
- * Portions Copyright (c) 1996-2025, PostgreSQL Global Development Group
+ * Portions Copyright (c) 1996-2026, PostgreSQL Global Development Group
  *
  * src/include/libpq/mptcp.h
  *
@@ -40,14 +40,14 @@
 
 /*
  * pg_mptcp_errno_unavailable: does this socket(IPPROTO_MPTCP) errno mean
- * that the kernel cannot give us MPTCP (rather than a general failure)?
- * EINVAL: kernel before 5.6; EPROTONOSUPPORT: built without CONFIG_MPTCP;
- * ENOPROTOOPT: net.mptcp.enabled = 0; EACCES/EPERM: refused by a security
- * module or an eBPF program.
+ * that the kernel has no MPTCP for the address family, so that every later
+ * attempt would fail the same way?  EINVAL: kernel before 5.6;
+ * EPROTONOSUPPORT: built without CONFIG_MPTCP (or without MPTCP for IPv6);
+ * ENOPROTOOPT: net.mptcp.enabled = 0.  Any other errno (EMFILE,
+ * EAFNOSUPPORT, a security module's EACCES, ...) concerns one attempt only.
  */
 #define pg_mptcp_errno_unavailable(e) \
-	((e) == EINVAL || (e) == EPROTONOSUPPORT || (e) == ENOPROTOOPT || \
-	 (e) == EACCES || (e) == EPERM)
+	((e) == EINVAL || (e) == EPROTONOSUPPORT || (e) == ENOPROTOOPT)
 
 /*
  * pg_mptcp_errno_option_refused: does this setsockopt() errno on an MPTCP
@@ -57,60 +57,15 @@
 #define pg_mptcp_errno_option_refused(e) \
 	((e) == EOPNOTSUPP || (e) == ENOPROTOOPT)
 
-/*
- * pg_socket_is_mptcp: is this connected socket a Multipath TCP connection
- * right now?  *fell_back is set when it was opened with MPTCP but runs as
- * plain TCP, because the peer does not speak MPTCP or a middlebox removed
- * the MPTCP options (fell_back may be NULL).  A fallback can also happen
- * during the connection.
- */
-static inline bool
-pg_socket_is_mptcp(pgsocket sock, bool *fell_back)
-{
-#ifdef USE_MPTCP
-	int			val;
-	socklen_t	len = sizeof(val);
-	char		info[256];
-	bool		dummy;
-
-	if (fell_back == NULL)
-		fell_back = &dummy;
-	*fell_back = false;
-	if (getsockopt(sock, SOL_SOCKET, SO_PROTOCOL, &val, &len) < 0 ||
-		val != IPPROTO_MPTCP)
-		return false;
-
-	/* Linux 6.10 and later say it directly. */
-	len = sizeof(val);
-	if (getsockopt(sock, SOL_TCP, TCP_IS_MPTCP, &val, &len) == 0)
-	{
-		*fell_back = (val == 0);
-		return !*fell_back;
-	}
-
-	/*
-	 * Before that, MPTCP_INFO (5.16) works only while MPTCP is in use; once
-	 * the socket fell back, its options go to the plain TCP socket, where
-	 * TCP_INFO works, which an older kernel refuses on an MPTCP socket.
-	 */
-	len = sizeof(info);
-	if (getsockopt(sock, SOL_MPTCP, MPTCP_INFO, info, &len) == 0)
-		return true;
-	len = sizeof(info);
-	*fell_back = (getsockopt(sock, SOL_TCP, TCP_INFO, info, &len) == 0);
-	return !*fell_back;
-#else
-	if (fell_back)
-		*fell_back = false;
-	return false;
-#endif
-}
+/* in common/mptcp.c */
+extern bool pg_socket_is_mptcp(pgsocket sock);
 
 #ifndef FRONTEND
 extern PGDLLIMPORT bool listen_mptcp;
 
-extern pgsocket pq_listen_socket(int family);
-extern bool pq_mptcp_option_refused(bool mptcp, const char *optname);
+extern pgsocket pq_listen_socket(int family, const char *addrDesc);
+extern bool pq_mptcp_option_refused(bool mptcp, const char *syscall,
+									const char *optname);
 #endif
 
 #endif							/* PG_MPTCP_H */

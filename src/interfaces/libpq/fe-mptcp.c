@@ -10,7 +10,7 @@
  * Either way a socket option that the kernel refuses on MPTCP sockets never
  * fails a connection.
  *
- * Portions Copyright (c) 1996-2025, PostgreSQL Global Development Group
+ * Portions Copyright (c) 1996-2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
  *	  src/interfaces/libpq/fe-mptcp.c
@@ -103,7 +103,7 @@ pqMptcpCheckRequired(PGconn *conn)
 {
 	if (conn->mptcp_mode != MPTCP_MODE_REQUIRE || !conn->mptcp_socket)
 		return true;
-	if (pg_socket_is_mptcp(conn->sock, NULL))
+	if (pg_socket_is_mptcp(conn->sock))
 		return true;
 	libpq_append_conn_error(conn, "MPTCP was required, but the connection fell back to plain TCP: the server or the network path does not support MPTCP");
 	return false;
@@ -131,5 +131,5 @@ PQmptcpInUse(const PGconn *conn)
 {
 	if (!conn || conn->sock == PGINVALID_SOCKET || !conn->mptcp_socket)
 		return 0;
-	return pg_socket_is_mptcp(conn->sock, NULL) ? 1 : 0;
+	return pg_socket_is_mptcp(conn->sock) ? 1 : 0;
 }

@@ -1,5 +1,5 @@
 
-# Copyright (c) 2025, PostgreSQL Global Development Group
+# Copyright (c) 2026, PostgreSQL Global Development Group
 
 # Smoke test of the MPTCP test setup: a node on TCP answers a query, and,
 # with PG_TEST_EXTRA=mptcp, the same works inside a private network

@@ -1,5 +1,5 @@
 
-# Copyright (c) 2025, PostgreSQL Global Development Group
+# Copyright (c) 2026, PostgreSQL Global Development Group
 
 # listen_mptcp and libpq's mptcp option over the loopback interface:
 # which connections are MPTCP, checked both by the server (its
@@ -135,6 +135,24 @@ else
 		'startup warning names TCP_USER_TIMEOUT');
 	unlike(slurp_file($node->logfile, $log_offset),
 		qr/TCP_USER_TIMEOUT/, 'no log line per connection');
+
+	# At DEBUG1, the refusal names the call that was refused: reading the
+	# default (getsockopt) fails, so the server does not try to set it.
+	$log_offset = -s $node->logfile;
+	$node->safe_psql(
+		'postgres',
+		"SET log_min_messages = debug1; SET tcp_user_timeout = 4200; "
+		  . "SELECT current_setting('tcp_user_timeout')",
+		connstr => "$v4 mptcp=1");
+	my $debug = slurp_file($node->logfile, $log_offset);
+	like(
+		$debug,
+		qr/DEBUG:  getsockopt\(TCP_USER_TIMEOUT\) not supported on MPTCP socket: \S/,
+		'DEBUG1 names getsockopt when reading the option is refused');
+	unlike(
+		$debug,
+		qr/setsockopt\(TCP_USER_TIMEOUT\)/,
+		'no setsockopt message for the refused getsockopt');
 }
 is( $node->safe_psql(
 		'postgres',
@@ -162,11 +180,21 @@ check_connection($node, "host=$sockdir port=$port dbname=postgres mptcp=require"
 # A server without listen_mptcp: prefer gives plain TCP, require fails.
 check_connection($plain, "host=127.0.0.1 port=$plain_port dbname=postgres mptcp=prefer",
 	0, 'mptcp=prefer against listen_mptcp = off falls back to TCP');
+my $fell_back =
+  'MPTCP was required, but the connection fell back to plain TCP: the server or the network path does not support MPTCP';
 $plain->connect_fails(
 	"host=127.0.0.1 port=$plain_port dbname=postgres mptcp=require",
 	'mptcp=require against listen_mptcp = off',
 	expected_stderr =>
-	  qr/MPTCP was required, but the connection fell back to plain TCP: the server or the network path does not support MPTCP/);
+	  qr/^psql: error: connection to server at "127\.0\.0\.1", port $plain_port failed: \Q$fell_back\E$/
+);
+# With several hosts, each failure names its host.
+$plain->connect_fails(
+	"host=127.0.0.1,localhost hostaddr=127.0.0.1,127.0.0.1 port=$plain_port dbname=postgres mptcp=require",
+	'mptcp=require, several hosts: each failure names its host',
+	expected_stderr =>
+	  qr/^psql: error: connection to server at "127\.0\.0\.1", port $plain_port failed: \Q$fell_back\E\nconnection to server at "127\.0\.0\.1", port $plain_port failed: \Q$fell_back\E$/
+);
 
 # Multiple hosts: require skips the one without MPTCP.
 is( $node->safe_psql(

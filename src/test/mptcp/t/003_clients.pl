@@ -1,5 +1,5 @@
 
-# Copyright (c) 2025, PostgreSQL Global Development Group
+# Copyright (c) 2026, PostgreSQL Global Development Group
 
 # Every libpq program we claim runs over MPTCP when asked to: psql,
 # pg_basebackup (both of its connections), pg_receivewal, pg_dump, pgbench,

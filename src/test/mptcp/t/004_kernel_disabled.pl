@@ -1,10 +1,10 @@
 
-# Copyright (c) 2025, PostgreSQL Global Development Group
+# Copyright (c) 2026, PostgreSQL Global Development Group
 
 # A kernel that refuses MPTCP (here: net.mptcp.enabled = 0 in a private
 # network namespace): the server still starts with listen_mptcp = on, warns
-# once why, and listens with plain TCP; clients connect over TCP with
-# mptcp=prefer, and mptcp=require fails with a clear error.
+# once per address family why, and listens with plain TCP; clients connect
+# over TCP with mptcp=prefer, and mptcp=require fails with a clear error.
 #
 # Runs only with PG_TEST_EXTRA=mptcp, in an unprivileged user and network
 # namespace (see README).
@@ -32,17 +32,28 @@ $node->init;
 $node->append_conf(
 	'postgresql.conf', qq(
 listen_mptcp = on
-listen_addresses = '127.0.0.1,::1'
+listen_addresses = '127.0.0.1,127.0.0.2,::1'
 log_connections = on
 ));
 $node->start;
 my $port = $node->port;
 
+# The errno says the kernel has no MPTCP: one warning per address family,
+# for its first address, whatever the number of addresses.  (The IPv6 one
+# only where the host has IPv6.)
 my $log = slurp_file($node->logfile);
-my @warnings = $log =~
-  /WARNING:  could not create MPTCP listen socket: Protocol not available$/mg;
-is(scalar @warnings, 1, 'one warning for all listen addresses, saying why');
-like($log, qr/DETAIL:  The server listens with plain TCP instead\.$/m,
+my @warnings = $log =~ /WARNING:  (could not create MPTCP socket .*)$/mg;
+my @expected = (
+	'could not create MPTCP socket for address "127.0.0.1": Protocol not available'
+);
+push @expected,
+  'could not create MPTCP socket for address "::1": Protocol not available'
+  if grep { /"::1"/ } @warnings;
+is_deeply(\@warnings, \@expected,
+	'one warning per address family, naming its first address, saying why');
+like(
+	$log,
+	qr/"127\.0\.0\.1": Protocol not available\n.*DETAIL:  The server listens on this and the remaining IPv4 addresses with plain TCP\.$/m,
 	'warning says what the server does instead');
 like($log, qr/HINT:  .*sysctl -w net\.mptcp\.enabled=1/,
 	'warning says how to enable MPTCP');
@@ -62,7 +73,7 @@ $node->connect_fails(
 	"$connstr mptcp=require",
 	'mptcp=require without kernel support',
 	expected_stderr =>
-	  qr/MPTCP was required, but this system cannot create MPTCP sockets: Protocol not available/
+	  qr/^psql: error: connection to server at "127\.0\.0\.1", port $port failed: MPTCP was required, but this system cannot create MPTCP sockets: Protocol not available$/
 );
 
 # Re-enabled, the same server (still on plain TCP) gives prefer plain TCP
@@ -71,7 +82,9 @@ MptcpUtils::set_sysctl('net.mptcp.enabled', 1);
 $node->connect_fails(
 	"$connstr mptcp=require",
 	'mptcp=require against the plain TCP listener',
-	expected_stderr => qr/MPTCP was required, but the connection fell back to plain TCP: the server or the network path does not support MPTCP/);
+	expected_stderr =>
+	  qr/^psql: error: connection to server at "127\.0\.0\.1", port $port failed: MPTCP was required, but the connection fell back to plain TCP: the server or the network path does not support MPTCP$/
+);
 
 $node->stop;
 done_testing();

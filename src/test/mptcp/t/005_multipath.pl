@@ -1,5 +1,5 @@
 
-# Copyright (c) 2025, PostgreSQL Global Development Group
+# Copyright (c) 2026, PostgreSQL Global Development Group
 
 # One connection over several paths: with four equal rate-limited paths
 # between a client and a server namespace, an MPTCP COPY TO and a

@@ -1,5 +1,5 @@
 
-# Copyright (c) 2025, PostgreSQL Global Development Group
+# Copyright (c) 2026, PostgreSQL Global Development Group
 
 # Hosts with a single address: the server announces extra ports of its own
 # address (signal endpoints with a port, Linux 5.12), and the client opens

@@ -1,5 +1,5 @@
 
-# Copyright (c) 2025, PostgreSQL Global Development Group
+# Copyright (c) 2026, PostgreSQL Global Development Group
 
 # A fast primary path and a slow backup path (a second provider, LTE): the
 # server's endpoint for the slow path is "signal backup".  While the fast
