@@ -5,7 +5,12 @@
 // SetMultipathTCP (Go 1.21).  Used by "make deb-test-clients" (see
 // tools/lib/clients.sh); README.mptcp, "Clients", shows the same lines.
 //
-// Usage: pgx-client [-mptcp=false] CONNSTRING
+// Usage: pgx-client [-mptcp=on|off|default] CONNSTRING
+//
+// -mptcp=on (the default here) calls SetMultipathTCP(true), off calls
+// SetMultipathTCP(false), default calls neither: then Go's default for
+// dialers decides (plain TCP), which GODEBUG=multipathtcp=1 (dialers and
+// listeners) or =3 (dialers only) turns to MPTCP without a code change.
 //
 // It prints what the client side sees (a "client" line: Go's version and
 // TCPConn.MultipathTCP()), then three lines the test checks against the
@@ -39,19 +44,19 @@ const waitSQL = `DO $$BEGIN FOR i IN 1..50 LOOP EXIT WHEN (SELECT subflows FROM 
 const statusSQL = `SELECT mptcp::text || ' ' || coalesce(subflows::text, '-') FROM pg_stat_mptcp WHERE pid = pg_backend_pid()`
 
 func main() {
-	useMPTCP := flag.Bool("mptcp", true, "dial with Multipath TCP")
+	mode := flag.String("mptcp", "on", "on: SetMultipathTCP(true); off: SetMultipathTCP(false); default: neither (GODEBUG=multipathtcp decides)")
 	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: pgx-client [-mptcp=false] CONNSTRING")
+	if flag.NArg() != 1 || (*mode != "on" && *mode != "off" && *mode != "default") {
+		fmt.Fprintln(os.Stderr, "usage: pgx-client [-mptcp=on|off|default] CONNSTRING")
 		os.Exit(2)
 	}
-	if err := run(flag.Arg(0), *useMPTCP); err != nil {
+	if err := run(flag.Arg(0), *mode); err != nil {
 		fmt.Fprintln(os.Stderr, "pgx-client:", err)
 		os.Exit(1)
 	}
 }
 
-func run(connString string, useMPTCP bool) error {
+func run(connString string, mode string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -62,7 +67,12 @@ func run(connString string, useMPTCP bool) error {
 	// What pgx's default dialer does, plus MPTCP.  If the kernel or the
 	// server does not do MPTCP, the connection falls back to plain TCP.
 	dialer := &net.Dialer{KeepAlive: 5 * time.Minute}
-	dialer.SetMultipathTCP(useMPTCP)
+	switch mode {
+	case "on":
+		dialer.SetMultipathTCP(true)
+	case "off":
+		dialer.SetMultipathTCP(false)
+	}
 	cfg.DialFunc = dialer.DialContext
 
 	conn, err := pgx.ConnectConfig(ctx, cfg)
@@ -77,8 +87,8 @@ func run(connString string, useMPTCP bool) error {
 	if tc, ok := conn.PgConn().Conn().(*net.TCPConn); ok {
 		client, _ = tc.MultipathTCP()
 	}
-	fmt.Printf("client pgx with %s, SetMultipathTCP(%v), TCPConn.MultipathTCP() = %v\n",
-		runtime.Version(), useMPTCP, client)
+	fmt.Printf("client pgx with %s, -mptcp=%s, GODEBUG=%q, Dialer.MultipathTCP() = %v, TCPConn.MultipathTCP() = %v\n",
+		runtime.Version(), mode, os.Getenv("GODEBUG"), dialer.MultipathTCP(), client)
 
 	if _, err := conn.Exec(ctx, waitSQL); err != nil {
 		return err
