@@ -67,8 +67,10 @@ clients_test_run() {
 	psql_at() { in_root runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 -p 5432 "$@"; }
 	apt_in() { in_root env DEBIAN_FRONTEND=noninteractive apt-get -q -y -o Dpkg::Use-Pty=0 "$@" >>"$CLIENTS_DIR/apt.log" 2>&1; }
 	: >"$CLIENTS_DIR/apt.log"
+	local t0=$SECONDS
+	step() { echo "# $* [at $((SECONDS - t0)) s]"; }
 
-	echo "# 1. our packages, a server with listen_mptcp = on in the lab, and the clients' packages"
+	step "1. our packages, a server with listen_mptcp = on in the lab, and the clients' packages"
 	local debs=() f p ver
 	mkdir -p "$R/tmp/debs"
 	for p in libpq5 "postgresql-$V" "postgresql-client-$V"; do
@@ -102,7 +104,7 @@ clients_test_run() {
 	echo="$(seq 1 100000 | wc -c) $(seq 1 100000 | md5sum | cut -d' ' -f1)"
 	expect "100,000 rows loaded (sum $rows)" "${rows%% *}" 100000
 
-	echo "# 2. pgx (Go): net.Dialer.SetMultipathTCP(true) in Config.DialFunc"
+	step "2. pgx (Go): the default dialer, SetMultipathTCP(true) in Config.DialFunc, GODEBUG=multipathtcp=3"
 	local gover pgxver
 	gover=$(in_root go version)
 	pgxver=$(sed -n 's/^require github.com\/jackc\/pgx\/v5 //p' "$src/pgx/go.mod")
@@ -112,6 +114,7 @@ clients_test_run() {
 	# GOTOOLCHAIN=local: never another Go).  Go trusts the certificates
 	# the host trusts (a host behind a TLS-inspecting proxy has its CA
 	# there, the fresh chroot has only Debian's).
+	local t=$SECONDS
 	in_root useradd --create-home builder
 	mkdir -p "$R/home/builder/pgx"
 	cp "$src/pgx/main.go" "$src/pgx/go.mod" "$src/pgx/go.sum" "$R/home/builder/pgx/"
@@ -124,7 +127,7 @@ clients_test_run() {
 		sh -c 'cd /home/builder/pgx && go build -trimpath -o pgx-client .' >"$CLIENTS_DIR/go-build.log" 2>&1 ||
 		{ tail -20 "$CLIENTS_DIR/go-build.log"; fail "go build of src/test/mptcp/clients/pgx (log: $CLIENTS_DIR/go-build.log)"; }
 	install -m 755 "$R/home/builder/pgx/pgx-client" "$R/usr/local/bin/pgx-client"
-	ok "pgx $pgxver built by $gover"
+	ok "pgx $pgxver built by $gover ($((SECONDS - t)) s)"
 	local conninfo="host=198.18.1.1 port=5432 dbname=postgres user=postgres connect_timeout=10"
 	# client NAME EXPECT CMD...: run CMD in the lab's client namespace as
 	# postgres; its "multipath" line must start with EXPECT, and its rows
@@ -142,16 +145,16 @@ clients_test_run() {
 		expect "$name: the rows it read sum right" "$(printf '%s\n' "$out" | sed -n 's/^read //p')" "$rows"
 		expect "$name: the bytes it sent sum right" "$(printf '%s\n' "$out" | sed -n 's/^echo //p')" "$echo"
 	}
-	client "pgx, Go's default dialer" "false" pgx-client -mptcp=default "$conninfo"
-	client "pgx, SetMultipathTCP(true) in Config.DialFunc" "true 2" pgx-client -mptcp=on "$conninfo"
-	client "pgx, Go's default dialer with GODEBUG=multipathtcp=3" "true 2" env GODEBUG=multipathtcp=3 pgx-client -mptcp=default "$conninfo"
+	client "pgx, Go's default dialer" "false" /usr/local/bin/pgx-client -mptcp=default "$conninfo"
+	client "pgx, SetMultipathTCP(true) in Config.DialFunc" "true 2" /usr/local/bin/pgx-client -mptcp=on "$conninfo"
+	client "pgx, Go's default dialer with GODEBUG=multipathtcp=3" "true 2" env GODEBUG=multipathtcp=3 /usr/local/bin/pgx-client -mptcp=default "$conninfo"
 
-	echo "# 3. psycopg 3 (python3-psycopg, the system libpq5): mptcp=require"
+	step "3. psycopg 3 (python3-psycopg, the system libpq5): mptcp=require"
 	mkdir -p "$R/usr/local/lib/clients"
 	install -m 755 "$src/pyclient.py" "$R/usr/local/lib/clients/pyclient.py"
 	client "psycopg, mptcp=require" "true 2" python3 /usr/local/lib/clients/pyclient.py psycopg "$conninfo mptcp=require"
 
-	echo "# 4. pg8000 (pure Python, no MPTCP option): as it is, then under mptcpize"
+	step "4. pg8000 (pure Python, no MPTCP option): as it is, then under mptcpize"
 	client "pg8000 as it is" "false" python3 /usr/local/lib/clients/pyclient.py pg8000 "$conninfo"
 	client "pg8000 under 'mptcpize run'" "true 2" mptcpize run python3 /usr/local/lib/clients/pyclient.py pg8000 "$conninfo"
 
