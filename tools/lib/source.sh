@@ -46,7 +46,8 @@ fetch_debian() {
 	# (line 2: what the index listed then)
 	printf '%s\n' "$PINNED_DEBIAN_VERSION $PG_DEBIAN_VERSION $PG_ORIG_SHA256 $CHOSEN_DSC_SHA256" \
 		"$(echo $(archive_versions "$(archive_listing)"))" >"$CACHE/resolved"
-	printf '%s\n' "$SOURCE_NOTE" >"$SOURCE_NOTE_FILE"
+	# (empty when the pin was built as listed: check-all then prints nothing)
+	if [ -n "$SOURCE_NOTE" ]; then printf '%s\n' "$SOURCE_NOTE"; fi >"$SOURCE_NOTE_FILE"
 	note "fetched $(basename "$TARBALL") and $(basename "$DSC") (sha256 ok)"
 	if [ "$PG_DEBIAN_VERSION" != "$PINNED_DEBIAN_VERSION" ]; then
 		note "to pin it, in patches/$PG_MAJOR/upstream.conf:"
