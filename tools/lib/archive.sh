@@ -136,8 +136,9 @@ archive_pool_dir() {
 }
 
 # archive_choose DESTDIR: decide which version to build and fetch its files
-# into DESTDIR.  Sets CHOSEN_VERSION, CHOSEN_DSC_SHA256 and SOURCE_NOTE (one
-# line, empty when the pin was built as listed).  Dies with what the archive
+# into DESTDIR.  Sets CHOSEN_VERSION, CHOSEN_DSC_SHA256, SOURCE_NOTE (one
+# line, empty when the pin was built as listed) and ARCHIVE_LISTED (the
+# versions the index lists, on one line).  Dies with what the archive
 # offers when nothing can be fetched.
 archive_choose() {
 	archive_target REPO_URI >/dev/null
@@ -179,21 +180,20 @@ archive_choose() {
 		tried="$tried
     $v: $why"
 	done
-	local listed_line
-	listed_line=$(echo $versions)
+	ARCHIVE_LISTED=$(echo $versions)
 	if [ -z "$CHOSEN_VERSION" ]; then
 		die "no version of $PG_SOURCE_PACKAGE could be fetched from Debian $PG_DEBIAN_SUITE; nothing was built.
   pinned: $pin$(case $mode in override) echo " (asked for: PG_DEBIAN_VERSION=$PG_DEBIAN_VERSION)" ;; strict) echo " (STRICT_PIN=1: the pin only)" ;; esac)
-  the index lists: ${listed_line:-nothing}
+  the index lists: ${ARCHIVE_LISTED:-nothing}
   tried:$tried"
 	fi
 	local listed=no
 	grep -qxF "$CHOSEN_VERSION" <<<"$versions" && listed=yes
 	if [ "$CHOSEN_VERSION" = "$pin" ]; then
 		if [ -n "$tried" ]; then
-			SOURCE_NOTE="$PG_MAJOR: built the pin $pin; the index lists ${listed_line} but its files cannot be downloaded (${tried#*: })"
+			SOURCE_NOTE="$PG_MAJOR: built the pin $pin; the index lists ${ARCHIVE_LISTED} but its files cannot be downloaded (${tried#*: })"
 		elif [ $listed = no ]; then
-			SOURCE_NOTE="$PG_MAJOR: built the pin $pin from the pool (the index no longer lists it; it lists ${listed_line:-nothing})"
+			SOURCE_NOTE="$PG_MAJOR: built the pin $pin from the pool (the index no longer lists it; it lists ${ARCHIVE_LISTED:-nothing})"
 		fi
 	elif [ "$mode" = override ]; then
 		SOURCE_NOTE="$PG_MAJOR: built $CHOSEN_VERSION as asked (PG_DEBIAN_VERSION), not the pin $pin"

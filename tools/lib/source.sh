@@ -45,7 +45,7 @@ fetch_debian() {
 	rm -rf "$tmp"
 	# (line 2: what the index listed then)
 	printf '%s\n' "$PINNED_DEBIAN_VERSION $PG_DEBIAN_VERSION $PG_ORIG_SHA256 $CHOSEN_DSC_SHA256" \
-		"$(echo $(archive_versions "$(archive_listing)"))" >"$CACHE/resolved"
+		"$ARCHIVE_LISTED" >"$CACHE/resolved"
 	# (empty when the pin was built as listed: check-all then prints nothing)
 	if [ -n "$SOURCE_NOTE" ]; then printf '%s\n' "$SOURCE_NOTE"; fi >"$SOURCE_NOTE_FILE"
 	note "fetched $(basename "$TARBALL") and $(basename "$DSC") (sha256 ok)"
