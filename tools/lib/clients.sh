@@ -46,24 +46,7 @@ cmd_deb_test_clients() {
 clients_test_run() {
 	local R=$CLIENTS_DIR/root lab=$CLIENTS_DIR/lab V=$MAJOR_NUMBER srv n=0
 	local lab_sh=$TOP/src/test/mptcp/lab.sh src=$TOP/src/test/mptcp/clients
-	deb_mount_all "$R"
-	unshare -n sleep 1800 &
-	srv=$!
-	# shellcheck disable=SC2064
-	trap "clients_test_cleanup '$R' '$lab' $srv" EXIT
-	nsenter -t "$srv" -n ip link set lo up
-	rm -rf "$lab"
-	nsenter -t "$srv" -n env LAB_LIFETIME=1800 "$lab_sh" up "$lab" 2 >/dev/null
-	ok() { n=$((n + 1)); echo "ok $n - $*"; }
-	fail() { echo "not ok $((n + 1)) - $*"; echo "deb-test-clients: FAIL"; exit 1; }
-	expect() { [ "$2" = "$3" ] && ok "$1" || fail "$1: got '$2', expected '$3'"; }
-	# (any other command that fails stops the test and says which)
-	set -E
-	trap 'fail "$BASH_COMMAND (line $LINENO of tools/lib/clients.sh)"' ERR
-	local env=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8)
-	in_root() { chroot "$R" "${env[@]}" "$@"; }
-	in_server() { nsenter -t "$srv" -n chroot "$R" "${env[@]}" "$@"; }
-	in_client() { "$lab_sh" client "$lab" chroot "$R" "${env[@]}" "$@"; }
+	deb_harness deb-test-clients clients_test_cleanup tools/lib/clients.sh
 	psql_at() { in_root runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 -p 5432 "$@"; }
 	apt_in() { in_root env DEBIAN_FRONTEND=noninteractive apt-get -q -y -o Dpkg::Use-Pty=0 "$@" >>"$CLIENTS_DIR/apt.log" 2>&1; }
 	: >"$CLIENTS_DIR/apt.log"

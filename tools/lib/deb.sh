@@ -198,26 +198,40 @@ cmd_deb_test() {
 	return $rc
 }
 
-deb_test_run() {
-	local R=$DEB_DIR/test-root lab=$DEB_DIR/lab V=$MAJOR_NUMBER srv n=0
-	local lab_sh=$TOP/src/test/mptcp/lab.sh
+# The package tests' harness (deb-test, deb-test-clients), called from their
+# run function, whose locals R (the chroot), lab, lab_sh, srv and n it uses:
+# the chroot's mounts; a network namespace for the server (its holder
+# process in srv) with the 2-path lab; TAP helpers ok/fail/expect that stop
+# at the first failure, as does any failing command; and in_root, in_server
+# (the server's namespace) and in_client (the lab's client namespace), which
+# run a command in the chroot with a clean environment.
+# deb_harness NAME CLEANUP FILE: NAME prefixes the FAIL line, CLEANUP R LAB
+# SRV runs at exit, FILE is the caller's file for the line of an error.
+deb_harness() {
+	DEB_HARNESS_NAME=$1 DEB_HARNESS_FILE=$3
 	deb_mount_all "$R"
 	unshare -n sleep 1800 &
 	srv=$!
 	# shellcheck disable=SC2064
-	trap "deb_test_cleanup '$R' '$lab' $srv" EXIT
+	trap "$2 '$R' '$lab' $srv" EXIT
 	nsenter -t "$srv" -n ip link set lo up
 	rm -rf "$lab"
 	nsenter -t "$srv" -n env LAB_LIFETIME=1800 "$lab_sh" up "$lab" 2 >/dev/null
 	ok() { n=$((n + 1)); echo "ok $n - $*"; }
-	fail() { echo "not ok $((n + 1)) - $*"; echo "deb-test: FAIL"; exit 1; }
+	fail() { echo "not ok $((n + 1)) - $*"; echo "$DEB_HARNESS_NAME: FAIL"; exit 1; }
 	expect() { [ "$2" = "$3" ] && ok "$1" || fail "$1: got '$2', expected '$3'"; }
 	# (any other command that fails stops the test and says which)
 	set -E
-	trap 'fail "$BASH_COMMAND (line $LINENO of tools/lib/deb.sh)"' ERR
+	trap 'fail "$BASH_COMMAND (line $LINENO of $DEB_HARNESS_FILE)"' ERR
 	in_root() { chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
 	in_server() { nsenter -t "$srv" -n chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
 	in_client() { "$lab_sh" client "$lab" chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
+}
+
+deb_test_run() {
+	local R=$DEB_DIR/test-root lab=$DEB_DIR/lab V=$MAJOR_NUMBER srv n=0
+	local lab_sh=$TOP/src/test/mptcp/lab.sh
+	deb_harness deb-test deb_test_cleanup tools/lib/deb.sh
 	psql_at() { in_root runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 -p "$@"; }
 	apt_in() { in_root env DEBIAN_FRONTEND=noninteractive apt-get -q -y -o Dpkg::Use-Pty=0 "$@" >>"$DEB_DIR/test-apt.log" 2>&1; }
 	local checksum_sql="SELECT count(*) || ' ' || md5(string_agg(id || ':' || t || ':' || v::text, ',' ORDER BY id)) FROM items"
