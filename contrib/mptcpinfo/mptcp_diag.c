@@ -5,12 +5,22 @@
  *	  through socket diagnostics (sock_diag).
  *
  * This is what "ss -M" and "ss -ti" do (NETLINK_SOCK_DIAG): one dump of
- * the MPTCP sockets gives each connection's struct mptcp_info, one dump of
- * the TCP sockets gives each subflow's struct tcp_info, its congestion
- * control and, in its MPTCP ULP info, the token of the connection it
- * belongs to and its backup flags.  A dump of the listening TCP sockets
- * tells which addresses and ports accept joins.  It needs no privilege: the
- * kernel answers for the caller's network namespace.
+ * the MPTCP sockets gives each connection's struct mptcp_info, and one of
+ * the listening MPTCP sockets tells which addresses and ports accept joins
+ * (Linux 5.19).  Neither needs privileges: the kernel answers for the
+ * caller's network namespace.
+ *
+ * A dump of the TCP sockets gives each subflow's struct tcp_info, its
+ * congestion control and, in its MPTCP ULP info, the token of the
+ * connection it belongs to and its backup flags; but before Linux 6.15 the
+ * ULP info only to CAP_NET_ADMIN, so without it no TCP socket is known to
+ * be a subflow.  mptcp_report.c asks the processes holding the connections
+ * instead, and mptcp_diag_subflow_details() looks up one known subflow.
+ *
+ * Before Linux 5.9 the kernel ignores the protocol of the request and
+ * answers with TCP sockets: their struct tcp_info is far longer than any
+ * struct mptcp_info, which is how we tell, and then we say that we cannot
+ * know rather than take TCP sockets for MPTCP ones.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -56,7 +66,14 @@ typedef struct DiagDump
 {
 	MptcpDiag  *res;
 	int			protocol;
+	bool		not_mptcp;		/* TCP sockets answered an MPTCP request */
 } DiagDump;
+
+/*
+ * struct tcp_info is at least this long in every kernel that has MPTCP
+ * (bytes_retrans, Linux 4.19); struct mptcp_info was 96 bytes in 6.18.
+ */
+#define TCP_INFO_MIN_LEN sizeof(TcpInfo)
 #endif							/* USE_MPTCP */
 
 void
@@ -198,12 +215,18 @@ add_socket(const struct nlmsghdr *nlh, void *arg)
 		}
 	}
 
+	if (dump->protocol == IPPROTO_MPTCP && info_len >= TCP_INFO_MIN_LEN)
+	{
+		dump->not_mptcp = true; /* a kernel before 5.9 */
+		return;
+	}
+
 	if (msg->idiag_state == TCP_STATE_LISTEN)
 	{
 		MptcpListener *l = palloc0(sizeof(MptcpListener));
 
 		fill_ends(msg, &l->ends);
-		l->mptcp = is_mptcp;
+		l->mptcp = is_mptcp || dump->protocol == IPPROTO_MPTCP;
 		l->v6only = v6only;
 		res->listeners = lappend(res->listeners, l);
 	}
@@ -239,7 +262,8 @@ add_socket(const struct nlmsghdr *nlh, void *arg)
 /*
  * Dump the kernel's sockets of one family and protocol in the given TCP
  * states into res.  Returns false with errno set if the kernel cannot
- * answer.
+ * answer, EPROTONOSUPPORT if it answered an MPTCP request with TCP
+ * sockets.
  */
 static bool
 sock_diag_dump(MptcpDiag *res, int family, int protocol, uint32 states)
@@ -251,7 +275,7 @@ sock_diag_dump(MptcpDiag *res, int family, int protocol, uint32 states)
 		struct rtattr proto_attr;
 		uint32		proto;
 	}			request;
-	DiagDump	dump = {res, protocol};
+	DiagDump	dump = {res, protocol, false};
 	int			fd;
 	bool		ok;
 
@@ -280,6 +304,15 @@ sock_diag_dump(MptcpDiag *res, int family, int protocol, uint32 states)
 
 	ok = mptcp_netlink_request(fd, &request.nlh, add_socket, &dump,
 							   DIAG_MAX_SOCKETS);
+	if (ok && dump.not_mptcp)
+	{
+		/* drop what was taken before the first TCP socket showed */
+		list_free_deep(res->conns);
+		list_free_deep(res->listeners);
+		res->conns = res->listeners = NIL;
+		ok = false;
+		errno = EPROTONOSUPPORT;
+	}
 	if (ok)
 		close(fd);
 	else
@@ -301,26 +334,143 @@ mptcp_diag_read(int what)
 #ifdef USE_MPTCP
 	static const int families[] = {AF_INET, AF_INET6};
 
+	res->conns_read = (what & MPTCP_DIAG_CONNS) != 0;
+	res->listeners_read = (what & MPTCP_DIAG_LISTENERS) != 0;
 	for (int i = 0; i < lengthof(families); i++)
 	{
-		if ((what & MPTCP_DIAG_CONNS) &&
-			!sock_diag_dump(res, families[i], IPPROTO_MPTCP, TCP_STATES_BUT_LISTEN))
+		if (res->conns_read &&
+			!sock_diag_dump(res, families[i], IPPROTO_MPTCP, TCP_STATES_BUT_LISTEN) &&
+			errno != EAFNOSUPPORT)
 		{
 			/* ENOENT: the kernel has no MPTCP socket diagnostics */
-			if (errno != ENOENT && errno != EPROTONOSUPPORT && errno != EAFNOSUPPORT)
+			if (errno != ENOENT && errno != EPROTONOSUPPORT)
 				ereport(WARNING,
 						(errmsg("could not read MPTCP socket diagnostics: %m")));
-			break;
+			res->conns_read = false;
 		}
 		if ((what & MPTCP_DIAG_SUBFLOWS) &&
 			!sock_diag_dump(res, families[i], IPPROTO_TCP, TCP_STATES_BUT_LISTEN) &&
 			errno != EAFNOSUPPORT)
 			ereport(WARNING,
 					(errmsg("could not read TCP socket diagnostics: %m")));
-		if ((what & MPTCP_DIAG_LISTENERS) &&
-			!sock_diag_dump(res, families[i], IPPROTO_TCP, TCP_STATES_LISTEN))
-			elog(DEBUG1, "could not read TCP socket diagnostics: %m");
+		if (res->listeners_read &&
+			!sock_diag_dump(res, families[i], IPPROTO_MPTCP, TCP_STATES_LISTEN) &&
+			errno != EAFNOSUPPORT)
+		{
+			elog(DEBUG1, "could not read MPTCP socket diagnostics of listeners: %m");
+			res->listeners_read = false;
+		}
 	}
 #endif
 	return res;
+}
+
+bool
+mptcp_diag_listeners_known(const MptcpDiag *listeners,
+						   bool server_listens_mptcp, int port)
+{
+	ListCell   *lc;
+
+	if (!listeners->listeners_read)
+		return false;
+	if (!server_listens_mptcp)
+		return true;
+	foreach(lc, listeners->listeners)
+	{
+		MptcpListener *l = lfirst(lc);
+
+		if (l->mptcp && l->ends.local_port == port)
+			return true;
+	}
+	return false;
+}
+
+#ifdef USE_MPTCP
+typedef struct SubflowDetails
+{
+	char	   *cc;
+	size_t		cclen;
+	uint32	   *flags;
+	bool	   *flags_known;
+	bool		found;
+} SubflowDetails;
+
+static void
+add_subflow_details(const struct nlmsghdr *nlh, void *arg)
+{
+	SubflowDetails *d = arg;
+	const struct inet_diag_msg *msg = NLMSG_DATA(nlh);
+	int			attrlen;
+	struct rtattr *a;
+
+	if (nlh->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+		nlh->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
+		return;
+	d->found = true;
+	attrlen = nlh->nlmsg_len - NLMSG_LENGTH(sizeof(struct inet_diag_msg));
+	for (a = (struct rtattr *) (msg + 1); RTA_OK(a, attrlen); a = RTA_NEXT(a, attrlen))
+	{
+		uint32		token = 0;
+
+		if ((a->rta_type & NLA_TYPE_MASK) == INET_DIAG_CONG)
+			mptcp_netlink_strlcpy(d->cc, RTA_DATA(a), RTA_PAYLOAD(a), d->cclen);
+		else if ((a->rta_type & NLA_TYPE_MASK) == INET_DIAG_ULP_INFO &&
+				 parse_ulp(a, &token, d->flags))
+			*d->flags_known = true;
+	}
+}
+#endif
+
+bool
+mptcp_diag_subflow_details(const MptcpSockEnds *ends, char *congestion_control,
+						   size_t cclen, uint32 *flags, bool *flags_known)
+{
+#ifdef USE_MPTCP
+	struct
+	{
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 req;
+	}			request;
+	SubflowDetails d = {congestion_control, cclen, flags, flags_known, false};
+	int			fd;
+	bool		ok;
+
+	congestion_control[0] = '\0';
+	*flags = 0;
+	*flags_known = false;
+	fd = mptcp_netlink_open(NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return false;
+
+	/* one socket, by its addresses and ports: not a dump */
+	memset(&request, 0, sizeof(request));
+	request.nlh.nlmsg_len = sizeof(request);
+	request.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	request.nlh.nlmsg_flags = NLM_F_REQUEST;
+	request.req.sdiag_family = ends->family;
+	request.req.sdiag_protocol = IPPROTO_TCP;
+	request.req.idiag_states = ~0U;
+	/* (the ULP info comes only with INET_DIAG_INFO) */
+	request.req.idiag_ext = (1 << (INET_DIAG_CONG - 1)) | (1 << (INET_DIAG_INFO - 1));
+	request.req.id.idiag_sport = htons(ends->local_port);
+	request.req.id.idiag_dport = htons(ends->remote_port);
+	if (ends->family == AF_INET)
+	{
+		memcpy(request.req.id.idiag_src, ends->local + 12, 4);
+		memcpy(request.req.id.idiag_dst, ends->remote + 12, 4);
+	}
+	else
+	{
+		memcpy(request.req.id.idiag_src, ends->local, 16);
+		memcpy(request.req.id.idiag_dst, ends->remote, 16);
+	}
+	request.req.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+	request.req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+
+	ok = mptcp_netlink_request(fd, &request.nlh, add_subflow_details, &d, 1);
+	close(fd);
+	return ok && d.found;
+#else
+	return false;
+#endif
 }

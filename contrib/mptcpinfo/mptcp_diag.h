@@ -162,6 +162,8 @@ typedef struct MptcpDiag
 	List	   *conns;			/* MptcpConn * */
 	List	   *subflows;		/* MptcpSubflow * */
 	List	   *listeners;		/* MptcpListener * */
+	bool		conns_read;		/* the kernel answered for connections */
+	bool		listeners_read; /* ... and for MPTCP listeners */
 } MptcpDiag;
 
 /* what mptcp_diag_read() is to read */
@@ -182,6 +184,24 @@ extern MptcpDiag *mptcp_diag_read(int what);
  */
 extern bool mptcp_diag_accepts_joins(const MptcpDiag *listeners, int family,
 									 const uint8 *addr, int port);
+
+/*
+ * Can "listeners" be trusted to list the MPTCP listeners?  Not if the
+ * kernel could not list them (before Linux 5.19), nor if our own server
+ * listens with MPTCP at "port" and is not among them.
+ */
+extern bool mptcp_diag_listeners_known(const MptcpDiag *listeners,
+									   bool server_listens_mptcp, int port);
+
+/*
+ * What socket diagnostics say of one TCP socket, found by its addresses and
+ * ports: its congestion control ("" if not said) and, where the kernel
+ * shows them to us (Linux 6.15, or CAP_NET_ADMIN), its MPTCP subflow flags.
+ * False if there is no such socket.
+ */
+extern bool mptcp_diag_subflow_details(const MptcpSockEnds *ends,
+									   char *congestion_control, size_t cclen,
+									   uint32 *flags, bool *flags_known);
 
 /* an address of the given family as IPv6, IPv4 ones IPv4-mapped */
 extern void mptcp_addr_to_mapped(int family, const void *addr, uint8 *out);

@@ -128,7 +128,18 @@ check_endpoints(List *endpoints)
 			(ep->family != AF_INET && ep->family != AF_INET6))
 			continue;
 		if (listeners == NULL)
+		{
 			listeners = mptcp_diag_read(MPTCP_DIAG_LISTENERS);
+			/* never warn, nor advise anything, on what we could not read */
+			if (!mptcp_diag_listeners_known(listeners, listen_mptcp,
+											PostPortNumber))
+			{
+				ereport(LOG,
+						(errmsg("could not check whether the MPTCP signal endpoints accept joins"),
+						 errdetail("The kernel does not list the server's MPTCP listening sockets to it (Linux 5.19 and later do).")));
+				return;
+			}
+		}
 		if (mptcp_diag_accepts_joins(listeners, ep->family, ep->addr,
 									 PostPortNumber))
 			continue;

@@ -3,10 +3,13 @@
  * mptcpinfo.c
  *	  Multipath TCP (MPTCP) figures of the server's connections.
  *
- * The figures come from the kernel's socket diagnostics (mptcp_diag.c):
- * each MPTCP connection's struct mptcp_info, each subflow's struct tcp_info
- * and congestion control.  Connections are matched to server processes in
- * both directions:
+ * The figures of connections come from the kernel's socket diagnostics
+ * (mptcp_diag.c): each MPTCP connection's struct mptcp_info.  Those of
+ * subflows come from the processes that hold the connections, which ask
+ * the kernel about their own sockets when asked (mptcp_report.c); with
+ * mptcpinfo not in shared_preload_libraries, from socket diagnostics
+ * where the kernel shows subflows to us (Linux 6.15, or CAP_NET_ADMIN).
+ * Connections are matched to server processes in both directions:
  *
  * - incoming: a backend's connection from its client, by the client's
  *	 address and port, as in pg_stat_activity;
@@ -22,12 +25,15 @@
  * server's listening sockets to tell whether joins to an endpoint can
  * succeed.
  *
- * Reading the kernel's tables this way costs the querying backend a few
- * netlink round trips and costs the other backends nothing: they are not
- * signalled, and no state is kept in shared memory.  (Asking each backend
- * to run getsockopt(MPTCP_INFO) on its own socket would interrupt every
- * backend for every query and still not be more current.)  It needs no
- * privilege: the kernel answers for the network namespace of the server.
+ * pg_stat_mptcp costs the querying backend a few netlink round trips and
+ * the other backends nothing.  pg_stat_mptcp_subflows also interrupts each
+ * process whose MPTCP connections the caller may see, once per query: only
+ * the process holding a socket is told its subflows without privileges.
+ * Neither needs privileges.
+ *
+ * What cannot be known is never shown as a fact: a column the kernel did
+ * not fill is NULL, and a connection whose subflows cannot be read gets one
+ * row with NULL subflow columns and a NOTICE that says why.
  *
  * struct mptcp_info and struct tcp_info grow with kernel versions; a field
  * is only reported when the kernel's answer is long enough to contain it,
@@ -45,6 +51,7 @@
  */
 #include "postgres.h"
 
+#include <unistd.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <net/if.h>
@@ -57,6 +64,7 @@
 #include "mptcp_diag.h"
 #include "mptcp_pm.h"
 #include "mptcp_proc.h"
+#include "mptcp_report.h"
 #include "mptcp_startup.h"
 #include "postmaster/postmaster.h"
 #include "replication/walreceiver.h"
@@ -98,7 +106,10 @@ void
 _PG_init(void)
 {
 	if (process_shared_preload_libraries_in_progress)
+	{
 		mptcp_startup_register();
+		mptcp_report_init();
+	}
 }
 
 #define HAS_PGSTAT_PERMISSIONS(role) \
@@ -384,7 +395,7 @@ collect_rows(MptcpDiag *diag, bool all_outgoing)
 	do { if (cond) { values[i] = (datum); nulls[i] = false; } i++; } while (0)
 
 static void
-emit_conn(MptcpRow *row, ReturnSetInfo *rsinfo)
+emit_conn(MptcpRow *row, bool conns_known, ReturnSetInfo *rsinfo)
 {
 	Datum		values[NUM_MPTCP_COLS] = {0};
 	bool		nulls[NUM_MPTCP_COLS];
@@ -401,9 +412,9 @@ emit_conn(MptcpRow *row, ReturnSetInfo *rsinfo)
 	if (with_direction)
 		COL(true, CStringGetTextDatum(row->outgoing ? "outgoing" : "incoming"));
 
-	/* plain TCP, or a connection that fell back to TCP */
-	COL(true, BoolGetDatum(c != NULL &&
-						   !(c->info.flags & MPTCP_INFO_FLAG_FALLBACK)));
+	/* plain TCP, or a connection that fell back to TCP; NULL if unknown */
+	COL(c != NULL || conns_known, BoolGetDatum(c != NULL &&
+											   !(c->info.flags & MPTCP_INFO_FLAG_FALLBACK)));
 	if (c == NULL || c->info_len == 0)
 		goto done;
 
@@ -439,70 +450,226 @@ done:
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
+/* does the running kernel have MPTCP at all? */
+static bool
+kernel_has_mptcp(void)
+{
+	return access("/proc/sys/net/mptcp/enabled", F_OK) == 0;
+}
+
+/* why connections got a row without subflow figures, for the NOTICEs */
+typedef struct Unreadable
+{
+	int			not_loaded;
+	int			no_answer;
+	int			failed;
+	int			failed_errno;
+	int			unsupported;
+	int			truncated;		/* shown, but not all of their subflows */
+} Unreadable;
+
+/*
+ * One row of pg_stat_mptcp_subflows.  With ends NULL, the row of a
+ * connection whose subflows cannot be read: its pid and token only.
+ */
 static void
-emit_subflows(MptcpRow *row, MptcpDiag *diag, ReturnSetInfo *rsinfo)
+emit_subflow(ReturnSetInfo *rsinfo, int pid, uint32 token,
+			 const MptcpSockEnds *ends, const TcpInfo *ti, size_t len,
+			 bool flags_known, uint32 flags, const char *cc)
+{
+	int			ncols = rsinfo->setDesc->natts;
+	Datum		values[NUM_SUBFLOW_COLS] = {0};
+	bool		nulls[NUM_SUBFLOW_COLS];
+	bool		known = (ends != NULL);
+	int			i = 0;
+
+	if (!known)
+		len = 0;
+	memset(nulls, true, sizeof(nulls));
+	COL(true, Int32GetDatum(pid));
+	COL(known, inet_datum(ends->family, ends->local));
+	COL(known, Int32GetDatum(ends->local_port));
+	COL(known, inet_datum(ends->family, ends->remote));
+	COL(known, Int32GetDatum(ends->remote_port));
+	COL(HAS_FIELD(TcpInfo, state, len), BoolGetDatum(ti->state == 1)); /* TCP_ESTABLISHED */
+	COL(HAS_FIELD(TcpInfo, rtt, len), Float8GetDatum(ti->rtt / 1000.0));
+	COL(HAS_FIELD(TcpInfo, rttvar, len), Float8GetDatum(ti->rttvar / 1000.0));
+	COL(HAS_FIELD(TcpInfo, snd_cwnd, len), Int64GetDatum(ti->snd_cwnd));
+	COL(HAS_FIELD(TcpInfo, snd_mss, len), Int64GetDatum(ti->snd_mss));
+	COL(HAS_FIELD(TcpInfo, bytes_sent, len), Int64GetDatum(ti->bytes_sent));
+	COL(HAS_FIELD(TcpInfo, bytes_acked, len), Int64GetDatum(ti->bytes_acked));
+	COL(HAS_FIELD(TcpInfo, bytes_received, len), Int64GetDatum(ti->bytes_received));
+	COL(HAS_FIELD(TcpInfo, bytes_retrans, len), Int64GetDatum(ti->bytes_retrans));
+	COL(HAS_FIELD(TcpInfo, total_retrans, len), Int64GetDatum(ti->total_retrans));
+	COL(HAS_FIELD(TcpInfo, delivery_rate, len), Int64GetDatum(ti->delivery_rate));
+	/* version 1.1: NULL where the kernel does not show us the flags */
+	if (ncols > NUM_SUBFLOW_COLS_V1_0)
+		COL(known && flags_known,
+			BoolGetDatum((flags & (MPTCP_SUBFLOW_FLAG_BKUP_LOC |
+								   MPTCP_SUBFLOW_FLAG_BKUP_REM)) != 0));
+	/* version 1.2 */
+	if (ncols > NUM_SUBFLOW_COLS_V1_1)
+	{
+		COL(true, Int64GetDatum(token));
+		COL(known && cc != NULL && cc[0] != '\0', CStringGetTextDatum(cc));
+	}
+	Assert(i == ncols);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/* is this a connection whose subflows are to be shown? */
+static bool
+shows_subflows(MptcpRow *row)
+{
+	return row->visible && row->conn != NULL &&
+		!(row->conn->info.flags & MPTCP_INFO_FLAG_FALLBACK);
+}
+
+/* a connection's subflows, as its process reported them */
+static void
+emit_reported_subflows(MptcpRow *row, MptcpReport *rep,
+					   ReturnSetInfo *rsinfo, Unreadable *u)
 {
 	MptcpConn  *c = row->conn;
-	ListCell   *lc;
-	int			ncols = rsinfo->setDesc->natts;
+	int			pid = row->beentry->st_procpid;
+	int			n = 0;
 
-	if (!row->visible || c == NULL)
+	for (int k = 0; k < rep->nsubflows; k++)
+	{
+		MptcpReportedSubflow *s = &rep->subflows[k];
+		char		cc[16];
+		uint32		flags;
+		bool		flags_known;
+
+		if (s->inode != c->inode)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		/* what only socket diagnostics say: congestion control, flags */
+		if (!mptcp_diag_subflow_details(&s->ends, cc, sizeof(cc), &flags,
+										&flags_known))
+		{
+			cc[0] = '\0';
+			flags_known = false;
+		}
+		emit_subflow(rsinfo, pid, s->token, &s->ends, &s->info, s->info_len,
+					 flags_known, flags, cc);
+		n++;
+	}
+	if (rep->nmissing > 0)
+		u->truncated++;
+	if (n > 0)
 		return;
+
+	switch (rep->status)
+	{
+		case MPTCP_REPORT_NOT_LOADED:
+			u->not_loaded++;
+			break;
+		case MPTCP_REPORT_NO_ANSWER:
+			u->no_answer++;
+			break;
+		case MPTCP_REPORT_FAILED:
+			u->failed++;
+			u->failed_errno = rep->sys_errno;
+			break;
+		case MPTCP_REPORT_OK:
+			if (rep->nunsupported > 0)
+				u->unsupported++;
+			else if (rep->nmissing == 0)
+				return;			/* closed since we looked */
+			break;
+	}
+	emit_subflow(rsinfo, pid, c->info.token, NULL, NULL, 0, false, 0, NULL);
+}
+
+/*
+ * Without mptcpinfo preloaded: the subflows that socket diagnostics show
+ * us, those of all the namespace's connections.
+ */
+static void
+emit_diag_subflows(MptcpRow *row, MptcpDiag *diag, ReturnSetInfo *rsinfo,
+				   Unreadable *u)
+{
+	MptcpConn  *c = row->conn;
+	int			pid = row->beentry->st_procpid;
+	int			n = 0;
+	ListCell   *lc;
 
 	foreach(lc, diag->subflows)
 	{
 		MptcpSubflow *s = lfirst(lc);
-		TcpInfo    *ti = &s->info;
-		size_t		len = s->info_len;
-		Datum		values[NUM_SUBFLOW_COLS] = {0};
-		bool		nulls[NUM_SUBFLOW_COLS];
-		int			i = 0;
 
 		if (s->token != c->info.token)
 			continue;
-		memset(nulls, true, sizeof(nulls));
-		COL(true, Int32GetDatum(row->beentry->st_procpid));
-		COL(true, inet_datum(s->ends.family, s->ends.local));
-		COL(true, Int32GetDatum(s->ends.local_port));
-		COL(true, inet_datum(s->ends.family, s->ends.remote));
-		COL(true, Int32GetDatum(s->ends.remote_port));
-		COL(true, BoolGetDatum(s->state == 1)); /* TCP_ESTABLISHED */
-		COL(HAS_FIELD(TcpInfo, rtt, len), Float8GetDatum(ti->rtt / 1000.0));
-		COL(HAS_FIELD(TcpInfo, rttvar, len), Float8GetDatum(ti->rttvar / 1000.0));
-		COL(HAS_FIELD(TcpInfo, snd_cwnd, len), Int64GetDatum(ti->snd_cwnd));
-		COL(HAS_FIELD(TcpInfo, snd_mss, len), Int64GetDatum(ti->snd_mss));
-		COL(HAS_FIELD(TcpInfo, bytes_sent, len), Int64GetDatum(ti->bytes_sent));
-		COL(HAS_FIELD(TcpInfo, bytes_acked, len), Int64GetDatum(ti->bytes_acked));
-		COL(HAS_FIELD(TcpInfo, bytes_received, len), Int64GetDatum(ti->bytes_received));
-		COL(HAS_FIELD(TcpInfo, bytes_retrans, len), Int64GetDatum(ti->bytes_retrans));
-		COL(HAS_FIELD(TcpInfo, total_retrans, len), Int64GetDatum(ti->total_retrans));
-		COL(HAS_FIELD(TcpInfo, delivery_rate, len), Int64GetDatum(ti->delivery_rate));
-		/* version 1.1 */
-		if (ncols > NUM_SUBFLOW_COLS_V1_0)
-			COL(true, BoolGetDatum((s->flags & (MPTCP_SUBFLOW_FLAG_BKUP_LOC |
-												MPTCP_SUBFLOW_FLAG_BKUP_REM)) != 0));
-		/* version 1.2 */
-		if (ncols > NUM_SUBFLOW_COLS_V1_1)
-		{
-			COL(true, Int64GetDatum(s->token));
-			COL(s->congestion_control[0] != '\0',
-				CStringGetTextDatum(s->congestion_control));
-		}
-		Assert(i == ncols);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		s->info.state = s->state;	/* (diagnostics give it apart) */
+		emit_subflow(rsinfo, pid, s->token, &s->ends, &s->info,
+					 Max(s->info_len, offsetof(TcpInfo, ca_state)),
+					 true, s->flags, s->congestion_control);
+		n++;
 	}
+	if (n == 0)
+	{
+		u->not_loaded++;
+		emit_subflow(rsinfo, pid, c->info.token, NULL, NULL, 0, false, 0, NULL);
+	}
+}
+
+/* say why some connections have no subflow figures */
+static void
+report_unreadable(const Unreadable *u)
+{
+	if (u->not_loaded > 0)
+		ereport(NOTICE,
+				(errmsg_plural("subflows of %d MPTCP connection cannot be shown",
+							   "subflows of %d MPTCP connections cannot be shown",
+							   u->not_loaded, u->not_loaded),
+				 errdetail("Before Linux 6.15, the kernel shows the subflows of a connection without privileges only to the process that holds it, and mptcpinfo asks that process only when it is loaded at server start."),
+				 errhint("Add \"mptcpinfo\" to \"shared_preload_libraries\" and restart the server.")));
+	if (u->no_answer > 0)
+		ereport(NOTICE,
+				(errmsg_plural("subflows of %d MPTCP connection cannot be shown",
+							   "subflows of %d MPTCP connections cannot be shown",
+							   u->no_answer, u->no_answer),
+				 errdetail("The server processes holding them did not answer within the time allowed.")));
+	if (u->failed > 0)
+	{
+		errno = u->failed_errno;
+		ereport(NOTICE,
+				(errmsg_plural("subflows of %d MPTCP connection cannot be shown",
+							   "subflows of %d MPTCP connections cannot be shown",
+							   u->failed, u->failed),
+				 errdetail("The kernel refused to describe them: %m.")));
+	}
+	if (u->unsupported > 0)
+		ereport(NOTICE,
+				(errmsg_plural("subflows of %d MPTCP connection cannot be shown",
+							   "subflows of %d MPTCP connections cannot be shown",
+							   u->unsupported, u->unsupported),
+				 errdetail("The kernel describes the subflows of a connection to the process holding it from Linux 5.16 on.")));
+	if (u->truncated > 0)
+		ereport(NOTICE,
+				(errmsg_plural("not all subflows of %d server process are shown",
+							   "not all subflows of %d server processes are shown",
+							   u->truncated, u->truncated),
+				 errdetail("A process reports at most %d subflows.",
+						   MPTCP_REPORT_MAX_SUBFLOWS)));
 }
 
 /*
  * Can peers join at this endpoint?  With a port, the kernel listens there
  * itself.  Without one, joins come to the endpoint's address at the
- * server's own port.
+ * server's own port: false if unknown ("known" false), for the caller to
+ * show as NULL.
  */
 static bool
-endpoint_accepts_joins(const MptcpEndpoint *ep, MptcpDiag *listeners)
+endpoint_accepts_joins(const MptcpEndpoint *ep, MptcpDiag *listeners,
+					   bool *known)
 {
+	*known = true;
 	if (ep->port != 0)
 		return true;
+	*known = mptcp_diag_listeners_known(listeners, listen_mptcp,
+										PostPortNumber);
 	return mptcp_diag_accepts_joins(listeners, ep->family, ep->addr,
 									PostPortNumber);
 }
@@ -541,7 +708,13 @@ emit_endpoints(List *endpoints, MptcpDiag *listeners, ReturnSetInfo *rsinfo)
 		COL(true, BoolGetDatum((ep->flags & MPTCP_ENDP_BACKUP) != 0));
 		COL(true, BoolGetDatum((ep->flags & MPTCP_ENDP_FULLMESH) != 0));
 		if ((ep->flags & MPTCP_ENDP_SIGNAL) && known)
-			COL(true, BoolGetDatum(endpoint_accepts_joins(ep, listeners)));
+		{
+			bool		joins_known;
+			bool		joins = endpoint_accepts_joins(ep, listeners,
+													   &joins_known);
+
+			COL(joins_known, BoolGetDatum(joins));
+		}
 		else
 			COL(false, (Datum) 0);	/* does not apply */
 		Assert(i == NUM_ENDPOINT_COLS);
@@ -663,6 +836,8 @@ static Datum
 stat_mptcp(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MptcpDiag  *diag;
+	bool		conns_known;
 	ListCell   *lc;
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -670,8 +845,10 @@ stat_mptcp(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 		elog(ERROR, "incorrect number of output arguments");
 	if (!MPTCP_IN_BUILD)
 		return (Datum) 0;
-	foreach(lc, collect_rows(mptcp_diag_read(MPTCP_DIAG_CONNS), all_outgoing))
-		emit_conn(lfirst(lc), rsinfo);
+	diag = mptcp_diag_read(MPTCP_DIAG_CONNS);
+	conns_known = diag->conns_read || !kernel_has_mptcp();
+	foreach(lc, collect_rows(diag, all_outgoing))
+		emit_conn(lfirst(lc), conns_known, rsinfo);
 	return (Datum) 0;
 }
 
@@ -693,17 +870,64 @@ static Datum
 stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Unreadable	u = {0};
 	MptcpDiag  *diag;
+	List	   *rows;
 	ListCell   *lc;
+	int		   *pids;
+	int			npids = 0;
+	MptcpReport **reports;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (rsinfo->setDesc->natts != ncols)
 		elog(ERROR, "incorrect number of output arguments");
 	if (!MPTCP_IN_BUILD)
 		return (Datum) 0;
-	diag = mptcp_diag_read(MPTCP_DIAG_CONNS | MPTCP_DIAG_SUBFLOWS);
-	foreach(lc, collect_rows(diag, all_outgoing))
-		emit_subflows(lfirst(lc), diag, rsinfo);
+
+	diag = mptcp_diag_read(MPTCP_DIAG_CONNS);
+	rows = collect_rows(diag, all_outgoing);
+
+	/* ask each process with connections to show, once */
+	pids = palloc(sizeof(int) * (list_length(rows) + 1));
+	foreach(lc, rows)
+	{
+		MptcpRow   *row = lfirst(lc);
+		int			pid = row->beentry->st_procpid;
+
+		if (shows_subflows(row) && (npids == 0 || pids[npids - 1] != pid))
+			pids[npids++] = pid;
+	}
+	reports = mptcp_report_collect(npids, pids);
+
+	if (npids > 0 && reports[0]->status == MPTCP_REPORT_NOT_LOADED)
+	{
+		/* not preloaded: what socket diagnostics show, if anything */
+		MptcpDiag  *tcp = mptcp_diag_read(MPTCP_DIAG_SUBFLOWS);
+
+		foreach(lc, rows)
+		{
+			if (shows_subflows(lfirst(lc)))
+				emit_diag_subflows(lfirst(lc), tcp, rsinfo, &u);
+		}
+	}
+	else
+	{
+		int			k = -1;
+
+		/* (rows of a process are adjacent: pids[] follows them) */
+		foreach(lc, rows)
+		{
+			MptcpRow   *row = lfirst(lc);
+
+			if (!shows_subflows(row))
+				continue;
+			if (k < 0 || pids[k] != row->beentry->st_procpid)
+				k++;
+			Assert(k < npids && pids[k] == row->beentry->st_procpid);
+			emit_reported_subflows(row, reports[k], rsinfo, &u);
+		}
+	}
+	report_unreadable(&u);
 	return (Datum) 0;
 }
 

@@ -31,10 +31,14 @@ MptcpUtils::lab_up($npaths, '20mbit') if $in_lab;
 
 my $node = PostgreSQL::Test::Cluster->new('main');
 $node->init(allows_streaming => 1);
+# Preloaded, mptcpinfo asks the processes holding the connections for
+# their subflows: the one way an unprivileged server learns them before
+# Linux 6.15.
 $node->append_conf(
 	'postgresql.conf', qq(
 listen_mptcp = on
 listen_addresses = '@{[ $in_lab ? '*' : '127.0.0.1' ]}'
+shared_preload_libraries = 'mptcpinfo'
 ));
 $node->append_conf(
 	'pg_hba.conf', qq(
@@ -90,6 +94,50 @@ is( query(
 	),
 	"1|$port|t|t",
 	'MPTCP connection: its subflow, on the server port');
+is( query(
+		"SELECT s.token = m.token, s.remote_port = a.client_port, s.bytes_acked > 0, s.congestion_control IS NOT NULL "
+		  . "FROM pg_stat_mptcp_subflows s JOIN pg_stat_mptcp m USING (pid) JOIN pg_stat_activity a USING (pid) WHERE pid = $mp_pid"
+	),
+	't|t|t|t',
+	'MPTCP connection: the subflow is the client\'s, with its token, bytes and congestion control');
+
+# Without mptcpinfo preloaded, a connection whose subflows cannot be read
+# (an unprivileged server before Linux 6.15) still gets a row, with NULL
+# subflow columns, and a NOTICE says why; where the kernel shows subflows
+# (6.15 on) they are there.  Never zero rows, which would read as "no
+# subflows".
+{
+	my $bare = PostgreSQL::Test::Cluster->new('not_preloaded');
+	$bare->init;
+	$bare->append_conf('postgresql.conf',
+		"listen_mptcp = on\nlisten_addresses = '127.0.0.1'\n");
+	$bare->start;
+	my $bare_connstr =
+	  'host=127.0.0.1 port=' . $bare->port . ' dbname=postgres mptcp=1';
+	$bare->safe_psql('postgres', 'CREATE EXTENSION mptcpinfo',
+		connstr => $bare_connstr);
+	my ($stdout, $stderr);
+	$bare->psql(
+		'postgres',
+		'SELECT count(*), count(local_addr), bool_and(token > 0) FROM pg_stat_mptcp_subflows WHERE pid = pg_backend_pid()',
+		stdout => \$stdout,
+		stderr => \$stderr,
+		connstr => $bare_connstr);
+	if ($stdout eq '1|1|t')
+	{
+		is($stderr, '', 'not preloaded: the kernel shows the subflow, no NOTICE');
+	}
+	else
+	{
+		is($stdout, '1|0|t',
+			'not preloaded, subflows unreadable: one row, NULL subflow columns, the token');
+		like(
+			$stderr,
+			qr/NOTICE:  subflows of 1 MPTCP connection cannot be shown\nDETAIL:  .*\nHINT:  Add "mptcpinfo" to "shared_preload_libraries"/,
+			'not preloaded, subflows unreadable: a NOTICE says why and what to do');
+	}
+	$bare->stop;
+}
 is( query(
 		"SELECT count(*) FROM pg_stat_mptcp m JOIN pg_stat_activity a USING (pid) "
 		  . "WHERE a.client_port IS NULL OR a.client_port < 0"),

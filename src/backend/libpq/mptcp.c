@@ -26,6 +26,7 @@
 
 #include "lib/stringinfo.h"
 #include "libpq/mptcp.h"
+#include "utils/guc.h"
 
 /* GUC variable */
 bool		listen_mptcp = false;
@@ -41,16 +42,18 @@ static bool mptcp_unavailable_inet6 = false;
 static bool mptcp_options_checked = false;
 
 /*
- * Report, once, the TCP options that pq_init() sets on client connections
- * and that the running kernel refuses on MPTCP sockets (support grew from
- * Linux 5.17 on; TCP_USER_TIMEOUT is still refused in 6.18).  Connections
- * are accepted without them; saying so at startup avoids one log line per
- * connection.
+ * Report, once, the TCP options that pq_init() will set on client
+ * connections with the server's settings and that the running kernel
+ * refuses on MPTCP sockets (support grew from Linux 5.17 on;
+ * TCP_USER_TIMEOUT is still refused in 6.18).  An option whose setting is
+ * 0 (the system default) is never set, so it is not named.  Connections
+ * are accepted without the refused ones; saying so at startup avoids one
+ * log line per connection.
  */
 static void
 report_refused_options(int family)
 {
-	static const struct
+	const struct
 	{
 		int			level;
 		int			optname;
@@ -63,16 +66,16 @@ report_refused_options(int family)
 #endif
 		{SOL_SOCKET, SO_KEEPALIVE, 1, "SO_KEEPALIVE"},
 #ifdef TCP_KEEPIDLE
-		{IPPROTO_TCP, TCP_KEEPIDLE, 7200, "TCP_KEEPIDLE"},
+		{IPPROTO_TCP, TCP_KEEPIDLE, tcp_keepalives_idle, "TCP_KEEPIDLE"},
 #endif
 #ifdef TCP_KEEPINTVL
-		{IPPROTO_TCP, TCP_KEEPINTVL, 75, "TCP_KEEPINTVL"},
+		{IPPROTO_TCP, TCP_KEEPINTVL, tcp_keepalives_interval, "TCP_KEEPINTVL"},
 #endif
 #ifdef TCP_KEEPCNT
-		{IPPROTO_TCP, TCP_KEEPCNT, 9, "TCP_KEEPCNT"},
+		{IPPROTO_TCP, TCP_KEEPCNT, tcp_keepalives_count, "TCP_KEEPCNT"},
 #endif
 #ifdef TCP_USER_TIMEOUT
-		{IPPROTO_TCP, TCP_USER_TIMEOUT, 0, "TCP_USER_TIMEOUT"},
+		{IPPROTO_TCP, TCP_USER_TIMEOUT, tcp_user_timeout, "TCP_USER_TIMEOUT"},
 #endif
 	};
 	StringInfoData refused;
@@ -85,6 +88,8 @@ report_refused_options(int family)
 	initStringInfo(&refused);
 	for (int i = 0; i < lengthof(opts); i++)
 	{
+		if (opts[i].value == 0)
+			continue;			/* not set on connections */
 		if (setsockopt(fd, opts[i].level, opts[i].optname,
 					   &opts[i].value, sizeof(opts[i].value)) < 0 &&
 			pg_mptcp_errno_option_refused(errno))

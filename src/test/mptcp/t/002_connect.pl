@@ -114,25 +114,31 @@ is( $node->safe_psql(
 	'42,7,3',
 	'server keepalive settings apply to an MPTCP connection');
 
-# TCP_USER_TIMEOUT is refused on MPTCP sockets by the kernels we know.  Then
-# the postmaster names it once at startup, connections work, and the
-# setting reports "unknown" (-1) on MPTCP connections without log noise.
+# With the default settings (tcp_user_timeout and tcp_keepalives_* 0, never
+# set on connections), the postmaster does not warn about options it does
+# not use, whatever the kernel refuses.
+unlike(
+	slurp_file($node->logfile),
+	qr/MPTCP connections will not use socket options/,
+	'no startup warning about socket options the settings do not use');
+
+# TCP_USER_TIMEOUT is refused on MPTCP sockets by the kernels we know.
+# Connections work, and the setting reports "unknown" (-1) on MPTCP
+# connections without log noise.
+my $user_timeout_refused =
+  !MptcpUtils::mptcp_option_works(Socket::IPPROTO_TCP, 18);   # TCP_USER_TIMEOUT
 my $log_offset = -s $node->logfile;
 my $user_timeout = $node->safe_psql(
 	'postgres',
 	"SET tcp_user_timeout = 4200; SELECT current_setting('tcp_user_timeout')",
 	connstr => "$v4 mptcp=1");
-if (MptcpUtils::mptcp_option_works(Socket::IPPROTO_TCP, 18))    # TCP_USER_TIMEOUT
+if (!$user_timeout_refused)
 {
 	is($user_timeout, '4200', 'tcp_user_timeout applies to an MPTCP connection');
 }
 else
 {
 	is($user_timeout, '-1', 'tcp_user_timeout is reported unknown on MPTCP');
-	like(
-		slurp_file($node->logfile),
-		qr/WARNING:  MPTCP connections will not use socket options .*TCP_USER_TIMEOUT/,
-		'startup warning names TCP_USER_TIMEOUT');
 	unlike(slurp_file($node->logfile, $log_offset),
 		qr/TCP_USER_TIMEOUT/, 'no log line per connection');
 
@@ -153,6 +159,27 @@ else
 		$debug,
 		qr/setsockopt\(TCP_USER_TIMEOUT\)/,
 		'no setsockopt message for the refused getsockopt');
+}
+
+# Set in postgresql.conf, the options are named once at startup where the
+# kernel refuses them: TCP_USER_TIMEOUT on every kernel we know,
+# TCP_KEEPIDLE before 6.10 (and its stable backports).
+{
+	my $keepidle_refused =
+	  !MptcpUtils::mptcp_option_works(Socket::IPPROTO_TCP, 4);  # TCP_KEEPIDLE
+	$node->append_conf('postgresql.conf',
+		"tcp_user_timeout = 9000\ntcp_keepalives_idle = 60\n");
+	$log_offset = -s $node->logfile;
+	$node->restart;
+	my ($named) = slurp_file($node->logfile, $log_offset) =~
+	  /WARNING:  MPTCP connections will not use socket options ([^\n]*)/;
+	$named //= '';
+	is($named =~ /TCP_USER_TIMEOUT/ ? 1 : 0,
+		$user_timeout_refused ? 1 : 0,
+		'set, TCP_USER_TIMEOUT is named at startup exactly where the kernel refuses it');
+	is($named =~ /TCP_KEEPIDLE/ ? 1 : 0,
+		$keepidle_refused ? 1 : 0,
+		'set, TCP_KEEPIDLE is named at startup exactly where the kernel refuses it');
 }
 is( $node->safe_psql(
 		'postgres',

@@ -1,0 +1,56 @@
+/*-------------------------------------------------------------------------
+ *
+ * mptcp_report.c
+ *	  Asking a server process to describe its MPTCP sockets.
+ *
+ * Linux tells an unprivileged process about the subflows of an MPTCP
+ * connection only through getsockopt() on the connection's own socket
+ * (MPTCP_FULL_INFO and friends): socket diagnostics show the subflows'
+ * MPTCP details only to CAP_NET_ADMIN before Linux 6.15.  So the process
+ * that holds the socket has to be asked.  Core provides the asking, a
+ * process signal answered at the next CHECK_FOR_INTERRUPTS() or while the
+ * process waits to read from or write to its client (a COPY or a base
+ * backup over slow paths waits there most of the time); what is reported,
+ * and where, is up to the module that sets mptcp_report_hook.  Without a
+ * hook, the request is ignored.
+ *
+ * Portions Copyright (c) 1996-2026, PostgreSQL Global Development Group
+ *
+ * IDENTIFICATION
+ *	  src/backend/libpq/mptcp_report.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "libpq/mptcp_report.h"
+#include "miscadmin.h"
+
+mptcp_report_hook_type mptcp_report_hook = NULL;
+
+volatile sig_atomic_t MptcpReportPending = false;
+
+/*
+ * HandleMptcpReportInterrupt: handle receipt of PROCSIG_MPTCP_REPORT.
+ *
+ * Signal handler portion: just note the request.  procsignal_sigusr1_handler
+ * sets our latch.
+ */
+void
+HandleMptcpReportInterrupt(void)
+{
+	InterruptPending = true;
+	MptcpReportPending = true;
+}
+
+/*
+ * ProcessMptcpReportInterrupt: answer the request, from ProcessInterrupts().
+ */
+void
+ProcessMptcpReportInterrupt(void)
+{
+	MptcpReportPending = false;
+
+	if (mptcp_report_hook)
+		(*mptcp_report_hook) ();
+}
