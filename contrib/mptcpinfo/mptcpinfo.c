@@ -638,7 +638,7 @@ report_unreadable(const Unreadable *u)
 				(errmsg_plural("subflows of %d MPTCP connection cannot be shown",
 							   "subflows of %d MPTCP connections cannot be shown",
 							   u->failed, u->failed),
-				 errdetail("The kernel refused to describe them: %m.")));
+				 errdetail("Asking the kernel about them failed: %m.")));
 	}
 	if (u->unsupported > 0)
 		ereport(NOTICE,

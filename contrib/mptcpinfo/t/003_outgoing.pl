@@ -33,10 +33,13 @@ MptcpUtils::lab_up($npaths, undef, cc => 'reno');
 
 my $pub = PostgreSQL::Test::Cluster->new('publisher');
 $pub->init(allows_streaming => 'logical');
+# Both preloaded: the apply worker and the walsender report their own
+# subflows.
 $pub->append_conf(
 	'postgresql.conf', q(
 listen_mptcp = on
 listen_addresses = '*'
+shared_preload_libraries = 'mptcpinfo'
 ));
 $pub->append_conf(
 	'pg_hba.conf', q(
@@ -56,7 +59,8 @@ CREATE PUBLICATION pub FOR TABLE t;
 # publisher across the lab.
 my $sub = PostgreSQL::Test::Cluster->new('subscriber');
 $sub->init;
-$sub->append_conf('postgresql.conf', "listen_addresses = '127.0.0.1'\n");
+$sub->append_conf('postgresql.conf',
+	"listen_addresses = '127.0.0.1'\nshared_preload_libraries = 'mptcpinfo'\n");
 command_ok(
 	[
 		MptcpUtils::lab_client(
