@@ -1,33 +1,66 @@
 /*-------------------------------------------------------------------------
  *
  * mptcp_report.h
- *	  Asking a server process to describe its MPTCP sockets.
+ *	  The subflows of MPTCP connections, as the processes holding them
+ *	  report them.
  *
- * Portions Copyright (c) 1996-2026, PostgreSQL Global Development Group
+ * Copyright (c) 2026, PostgreSQL Global Development Group
  *
- * src/include/libpq/mptcp_report.h
+ * IDENTIFICATION
+ *	  contrib/mptcpinfo/mptcp_report.h
  *
  *-------------------------------------------------------------------------
  */
-#ifndef MPTCP_REPORT_H
-#define MPTCP_REPORT_H
+#ifndef MPTCP_REPORT_H_CONTRIB
+#define MPTCP_REPORT_H_CONTRIB
 
-#include <signal.h>
+#include "mptcp_diag.h"
 
 /*
- * Called by a process that was sent PROCSIG_MPTCP_REPORT, at its next
- * CHECK_FOR_INTERRUPTS() or while it waits for its client.  Only the
- * process that holds a socket can ask the kernel about its subflows
- * without privileges, so a module that shows them (contrib/mptcpinfo)
- * sets this hook and signals the processes whose connections it shows.
- * The hook must not throw errors.
+ * Room for subflows in one process's report: a connection has at most 9
+ * with the in-kernel path manager (8 additional ones); a backend with
+ * postgres_fdw connections has more connections, rarely more subflows.
  */
-typedef void (*mptcp_report_hook_type) (void);
-extern PGDLLIMPORT mptcp_report_hook_type mptcp_report_hook;
+#define MPTCP_REPORT_MAX_SUBFLOWS 16
 
-extern PGDLLIMPORT volatile sig_atomic_t MptcpReportPending;
+/* a subflow, as getsockopt() on its connection's socket describes it */
+typedef struct MptcpReportedSubflow
+{
+	uint64		inode;			/* of the connection's socket */
+	uint32		token;			/* the connection's */
+	MptcpSockEnds ends;
+	TcpInfo		info;
+	uint32		info_len;		/* how much of info the kernel filled */
+} MptcpReportedSubflow;
 
-extern void HandleMptcpReportInterrupt(void);
-extern void ProcessMptcpReportInterrupt(void);
+/* why a process's report is missing or incomplete */
+typedef enum MptcpReportStatus
+{
+	MPTCP_REPORT_OK,
+	MPTCP_REPORT_NOT_LOADED,	/* mptcpinfo not in shared_preload_libraries */
+	MPTCP_REPORT_NO_ANSWER,		/* the process did not answer in time */
+	MPTCP_REPORT_FAILED,		/* getsockopt() failed: sys_errno */
+} MptcpReportStatus;
 
-#endif							/* MPTCP_REPORT_H */
+typedef struct MptcpReport
+{
+	MptcpReportStatus status;
+	int			sys_errno;
+	int			nsubflows;
+	int			nmissing;		/* subflows that did not fit */
+	int			nunsupported;	/* sockets the kernel would not describe:
+								 * fallen back to TCP, or Linux before 5.16 */
+	MptcpReportedSubflow subflows[MPTCP_REPORT_MAX_SUBFLOWS];
+} MptcpReport;
+
+/* at shared_preload_libraries time: room for the reports, and the hook */
+extern void mptcp_report_init(void);
+
+/*
+ * Ask the processes "pids" (server processes holding MPTCP connections)
+ * for their reports and wait for them, a bounded time.  Returns one report
+ * per pid, in the order given; a missing one says why in its status.
+ */
+extern MptcpReport **mptcp_report_collect(int npids, const int *pids);
+
+#endif							/* MPTCP_REPORT_H_CONTRIB */
