@@ -350,7 +350,38 @@ PostgreSQL $m: $(tail -1 "$dir/check-summary" 2>/dev/null || echo 'no result') (
 		[ ! -s "$dir/cache/source-note" ] || summary="$summary
 $(cat "$dir/cache/source-note")"
 	done
+	# The kernel our Debian 13 users run, with an unprivileged server: the
+	# CI subset on 6.12 under qemu, against the production installation
+	# that 18's check just made (CHECK_ALL_KERNELS=none skips it).
+	local kernels=${CHECK_ALL_KERNELS-6.12} kdir=${GIVEN_WORKDIR:+$GIVEN_WORKDIR/18}
+	kdir=${kdir:-$TOP/.work/18}
+	if [ "$kernels" = none ]; then
+		summary="$summary
+Linux $kernels: skipped (CHECK_ALL_KERNELS=none)"
+	elif [ ! -x "$kdir/install/bin/postgres" ]; then
+		summary="$summary
+Linux $kernels (qemu): skipped, no production installation of 18 (its check did not get that far)"
+	else
+		start=$(date +%s)
+		note "make check-kernels KERNELS=$kernels KERNEL_TESTS=ci"
+		if PG_MAJOR=18 WORKDIR=$kdir PREFIX=$kdir/install KERNELS=$kernels KERNEL_TESTS=ci \
+			KERNELS_NO_INSTALL=1 "$TOP/tools/workspace" check-kernels; then
+			summary="$summary
+Linux $kernels (qemu, unprivileged server): $(kernels_ci_line) ($(($(date +%s) - start)) s)"
+		else
+			rc=1
+			summary="$summary
+Linux $kernels (qemu, unprivileged server): FAILED: $(kernels_ci_line) ($(($(date +%s) - start)) s)"
+		fi
+	fi
 	printf '%s\n' "${summary#?}"
 	return $rc
+}
+
+# "N passed, M failed" from the last check-kernels summary
+kernels_ci_line() {
+	awk 'NR > 1 && NF >= 3 && $3 ~ /^(PASS|FAIL|TIMEOUT|UNFINISHED|NOT-RUN|SKIP)$/ { n[$3]++ }
+		END { printf "%d passed, %d failed", n["PASS"], n["FAIL"] + n["TIMEOUT"] + n["UNFINISHED"] + n["NOT-RUN"] }' \
+		"$TOP/.work/kernels/summary.txt" 2>/dev/null
 }
 
