@@ -52,6 +52,7 @@
 #include "postgres.h"
 
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <net/if.h>
@@ -391,6 +392,31 @@ collect_rows(MptcpDiag *diag, bool all_outgoing)
 	return rows;
 }
 
+/*
+ * Is the running kernel this release or later?  Needed where the length of
+ * struct mptcp_info cannot tell: the kernel pads it to 8 bytes, and a field
+ * added later may sit in an older kernel's padding, which reads as 0.
+ * Three do: csum_enabled (5.14) sits in the padding of 5.12's struct, of
+ * the same length; retransmits (6.5) in that of 5.14's, so it is taken
+ * with bytes_acked, the last field that came with it; last_data_sent
+ * (6.10) in that of 6.8's, so it is taken with last_ack_recv.
+ */
+static bool
+kernel_at_least(int major, int minor)
+{
+	static int	k_major = -1,
+				k_minor = -1;
+
+	if (k_major < 0)
+	{
+		struct utsname u;
+
+		if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &k_major, &k_minor) != 2)
+			k_major = k_minor = 0;
+	}
+	return k_major > major || (k_major == major && k_minor >= minor);
+}
+
 #define COL(cond, datum) \
 	do { if (cond) { values[i] = (datum); nulls[i] = false; } i++; } while (0)
 
@@ -431,7 +457,9 @@ emit_conn(MptcpRow *row, bool conns_known, ReturnSetInfo *rsinfo)
 	COL(true, Int32GetDatum(mi->add_addr_accepted_max));
 	COL(HAS_FIELD(MptcpInfo, local_addr_used, len), Int32GetDatum(mi->local_addr_used));
 	COL(HAS_FIELD(MptcpInfo, local_addr_max, len), Int32GetDatum(mi->local_addr_max));
-	COL(HAS_FIELD(MptcpInfo, csum_enabled, len), BoolGetDatum(mi->csum_enabled != 0));
+	COL(HAS_FIELD(MptcpInfo, csum_enabled, len) &&
+		(HAS_FIELD(MptcpInfo, bytes_acked, len) || kernel_at_least(5, 14)),
+		BoolGetDatum(mi->csum_enabled != 0));
 	COL(true, Int64GetDatum(mi->token));
 	COL(true, uint64_numeric(mi->write_seq));
 	COL(true, uint64_numeric(mi->snd_una));
@@ -440,9 +468,10 @@ emit_conn(MptcpRow *row, bool conns_known, ReturnSetInfo *rsinfo)
 	COL(HAS_FIELD(MptcpInfo, bytes_received, len), Int64GetDatum(mi->bytes_received));
 	COL(HAS_FIELD(MptcpInfo, bytes_acked, len), Int64GetDatum(mi->bytes_acked));
 	COL(HAS_FIELD(MptcpInfo, bytes_retrans, len), Int64GetDatum(mi->bytes_retrans));
-	COL(HAS_FIELD(MptcpInfo, retransmits, len), Int64GetDatum(mi->retransmits));
-	COL(HAS_FIELD(MptcpInfo, last_data_sent, len), ms_interval(mi->last_data_sent));
-	COL(HAS_FIELD(MptcpInfo, last_data_recv, len), ms_interval(mi->last_data_recv));
+	/* (see kernel_at_least() for why these look at later fields) */
+	COL(HAS_FIELD(MptcpInfo, bytes_acked, len), Int64GetDatum(mi->retransmits));
+	COL(HAS_FIELD(MptcpInfo, last_ack_recv, len), ms_interval(mi->last_data_sent));
+	COL(HAS_FIELD(MptcpInfo, last_ack_recv, len), ms_interval(mi->last_data_recv));
 	COL(HAS_FIELD(MptcpInfo, last_ack_recv, len), ms_interval(mi->last_ack_recv));
 	Assert(i == rsinfo->setDesc->natts);
 

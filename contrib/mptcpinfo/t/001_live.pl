@@ -89,6 +89,14 @@ is( query(
 	),
 	't|1|t|t|t|t',
 	'MPTCP connection: one subflow and its figures');
+# A field a later kernel added is NULL with the others of its release, never
+# a 0 read from the padding of an older kernel's struct (retransmits on
+# 5.12-6.4, last_data_sent on 6.8-6.9).
+is( query(
+		"SELECT (retransmits IS NULL) = (bytes_acked IS NULL), (last_data_sent IS NULL) = (last_ack_recv IS NULL) FROM pg_stat_mptcp WHERE pid = $mp_pid"
+	),
+	't|t',
+	'MPTCP connection: fields of one kernel release are NULL together');
 is( query(
 		"SELECT count(*), min(local_port), bool_and(established), bool_and(rtt > 0) FROM pg_stat_mptcp_subflows WHERE pid = $mp_pid"
 	),
