@@ -75,7 +75,7 @@ synchronous_standby_names = 'bench_standby'
 EOF
 server_start on
 PGOPTIONS='-c synchronous_commit=local' pgbench -q -i -s "$SCALE" -h "$WORK" -p "$PGPORT_LAB" postgres >/dev/null 2>&1
-sql "CREATE EXTENSION IF NOT EXISTS mptcpinfo" >/dev/null
+PGOPTIONS="-c synchronous_commit=local" sql "CREATE EXTENSION IF NOT EXISTS mptcpinfo" >/dev/null
 lab_up "$NPATHS" "$RATE"
 say "failover-stall: standby base backup over path 1 ($(elapsed "$bench_start") s so far)"
 standby_prepare
