@@ -34,7 +34,7 @@
 # after the failure (the cap), and the report says ">=".
 #
 # Raw figures: OUTDIR/runs.csv (one line per run) and OUTDIR/timeline.csv
-# (commits per 0.1 s around the failure); bench/stall_report.py makes
+# (commits and the slowest commit per 0.1 s around the failure); bench/stall_report.py makes
 # README-ready tables and the plot.  About 100 s a run: 9 runs in about
 # 16 minutes, plus a minute of set-up.
 
@@ -65,7 +65,7 @@ addrs=$(seq -s, -f '198.18.%g.1' 1 $NPATHS)
 	echo "# kernel: $(uname -sr); $NPATHS paths of $RATE through the router lab, cc $LAB_CC; pgbench TPC-B like, scale $SCALE, $CLIENTS clients, -R $TPS, $SECONDS_RUN s a run, busiest path blackholed at $FAIL_AT s; synchronous_commit = on, one synchronous standby; $(nproc) cores"
 	echo "mode,round,blackholed_path,subflows,baseline_tps,max_latency_ms,max_gap_ms,slow_commits,recovery_s,capped,cap_s,commits,failed_tx,pgbench_errors,walreceiver_restarts,sender_host_after,load1"
 } >"$runs"
-echo "mode,round,t,commits" >"$timeline"
+echo "mode,round,t,commits,max_latency_ms" >"$timeline"
 
 # The primary: synchronous, one named standby.
 server_init

@@ -11,7 +11,7 @@ Usage:
 (-l: "client tx latency_us script epoch_s epoch_us [lag_us]", the
 latency counted from the transaction's scheduled start, so it includes the
 wait for a stalled predecessor) and appends one line to runs.csv and the
-commits per 0.1 s around the failure to timeline.csv:
+commits and the slowest commit per 0.1 s around the failure to timeline.csv:
 
 - max_latency_ms: the slowest transaction of the run;
 - max_gap_ms: the longest time without any commit (from 5 s into the run);
@@ -94,13 +94,15 @@ def analyse(args):
     lo = -5.0
     n = int((cap - lo) / fine)
     tl = [0] * n
-    for t, _ in tx:
+    tlat = [0.0] * n
+    for t, l in tx:
         k = int((t - t_fail - lo) / fine)
         if t - t_fail >= lo and k < n:
             tl[k] += 1
+            tlat[k] = max(tlat[k], l)
     with open(timeline_csv, "a") as f:
         for k, c in enumerate(tl):
-            f.write(f"{mode},{rnd},{lo + k * fine:.1f},{c}\n")
+            f.write(f"{mode},{rnd},{lo + k * fine:.1f},{c},{tlat[k]:.1f}\n")
 
 
 def read_runs(path):
