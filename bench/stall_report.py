@@ -21,15 +21,21 @@ commits and the slowest commit per 0.1 s around the failure to timeline.csv:
   second before the failure (0.5 s resolution);
 - capped: the run ended with commits still waiting (released by emptying
   synchronous_standby_names) or the rate never came back before the end:
-  the figures are then lower bounds, at least cap_s (the run's time left
-  after the failure).
+  the longest commit and gap are then lower bounds; recovery_s = cap_s
+  (the run's time left after the failure) when the rate never came back.
+  recovery_s looks at the first dip after the failure only: a later stall
+  shows in the longest commit and gap.
 
-"report" writes results.md (per-run table, per-mode medians and ranges)
-and stall.svg (commits per second around the failure, every run).
+"report" writes results.md (per-run table, per-mode medians and ranges),
+stall.svg (the slowest commit per 0.1 s around the failure, every run) and
+rate.svg (commits per second), and PNGs of both where rsvg-convert is
+installed.
 """
 
 import csv
+import shutil
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -147,11 +153,13 @@ def report(outdir):
         gap = [float(r["max_gap_ms"]) / 1000 for r in rs]
         slow = [int(r["slow_commits"]) for r in rs]
         rec = [float(r["recovery_s"]) for r in rs]
+        # the rate never came back before the end of the run
+        never = [float(r["recovery_s"]) >= float(r["cap_s"]) - 0.05 for r in rs]
         err = sum(int(r["failed_tx"] or 0) + int(r["pgbench_errors"] or 0) for r in rs)
         rst = [int(r["walreceiver_restarts"]) for r in rs]
         md.append(f"| {LABELS[m]} | {len(rs)} | {fmt(lat, cap, ' s', 2)} | "
                   f"{fmt(gap, cap, ' s', 2)} | {fmt(slow, [False] * len(rs))} | "
-                  f"{fmt(rec, cap, ' s', 1)} | {err} | "
+                  f"{fmt(rec, never, ' s', 1)} | {err} | "
                   f"{fmt(rst, [False] * len(rs))} |")
     md += ["", "Every run:", "",
            "| mode | round | path cut | subflows | TPS before | longest commit"
@@ -167,66 +175,92 @@ def report(outdir):
                   f" {r['commits']} | {r['failed_tx']} / {r['pgbench_errors']} | "
                   f"{r['walreceiver_restarts']} | {r['sender_host_after']} | "
                   f"{r['load1']} |")
-    md += ["", "![commits per second around the failure](stall.svg)", ""]
+    md += ["", "![the slowest commit per 0.1 s around the failure](stall.svg)", "",
+           "![commits per second around the failure](rate.svg)", ""]
     (out / "results.md").write_text("\n".join(md) + "\n")
     plot(out, modes)
     print("\n".join(md))
 
 
-def plot(out, modes):
-    """commits/s in 0.5 s bins against time since the failure, one panel
-    per mode, every round a line"""
-    series = {}
-    with open(out / "timeline.csv") as f:
-        for r in csv.DictReader(f):
-            series.setdefault((r["mode"], r["round"]), []).append(
-                (float(r["t"]), int(r["commits"])))
-    W, PH, L, R, T, B = 760, 170, 60, 20, 40, 40
+def svg_panels(out, name, modes, binned, title, ylabel, ymin, ymax, log, ref=None):
+    """one panel per mode, every round a line; binned[(mode, round)] =
+    [(t, value)]"""
+    import math
+    W, PH, L, R, T, B = 760, 150, 62, 20, 44, 40
     H = T + len(modes) * (PH + 30) + B
-    tmin, tmax = -5.0, max((t for s in series.values() for t, _ in s), default=60)
-    ymax = 0
-    binned = {}
-    for key, pts in series.items():
-        agg = {}
-        for t, c in pts:
-            k = round((t - tmin) // BIN)
-            agg[k] = agg.get(k, 0) + c
-        b = [(tmin + k * BIN, c / BIN) for k, c in sorted(agg.items())]
-        binned[key] = b
-        ymax = max(ymax, max((v for _, v in b), default=0))
-    ymax = max(100, (int(ymax / 100) + 1) * 100)
+    tmin = -5.0
+    tmax = max((t for b in binned.values() for t, _ in b), default=60)
     x = lambda t: L + (t - tmin) / (tmax - tmin) * (W - L - R)
     s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
          f'font-family="sans-serif" font-size="11">',
          f'<rect width="{W}" height="{H}" fill="white"/>',
-         f'<text x="{W / 2}" y="18" text-anchor="middle" font-size="13">'
-         'Commits per second (0.5 s bins) when the busiest of 4 paths is '
-         'blackholed at t = 0</text>']
+         f'<text x="{W / 2}" y="18" text-anchor="middle" font-size="13">{title}</text>']
     for i, m in enumerate(modes):
         top = T + i * (PH + 30)
-        y = lambda v: top + PH - v / ymax * PH
-        s.append(f'<text x="{L}" y="{top - 4}" font-weight="bold">{LABELS[m]}</text>')
+        if log:
+            lo, hi = math.log10(ymin), math.log10(ymax)
+            y = lambda v: top + PH - (math.log10(min(max(v, ymin), ymax)) - lo) / (hi - lo) * PH
+            ticks = [10 ** e for e in range(int(lo), int(hi) + 1)]
+        else:
+            y = lambda v: top + PH - min(v, ymax) / ymax * PH
+            ticks = list(range(0, int(ymax) + 1, max(100, int(ymax) // 4 // 100 * 100)))
+        s.append(f'<text x="{L}" y="{top - 5}" font-weight="bold">{LABELS[m]}</text>')
         s.append(f'<rect x="{L}" y="{top}" width="{W - L - R}" height="{PH}" '
                  'fill="none" stroke="#888"/>')
-        for v in range(0, ymax + 1, max(100, ymax // 4 // 100 * 100)):
+        for v in ticks:
+            lab = (f"{v / 1000:g} s" if v >= 1000 else f"{v:g} ms") if log else f"{v:g}"
             s.append(f'<line x1="{L}" x2="{W - R}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#eee"/>')
-            s.append(f'<text x="{L - 4}" y="{y(v) + 4:.1f}" text-anchor="end">{v}</text>')
+            s.append(f'<text x="{L - 4}" y="{y(v) + 4:.1f}" text-anchor="end">{lab}</text>')
+        if ref is not None:
+            s.append(f'<line x1="{L}" x2="{W - R}" y1="{y(ref):.1f}" y2="{y(ref):.1f}" '
+                     'stroke="#999" stroke-dasharray="6,3"/>')
         step = 5 if tmax <= 60 else 10
-        for t in range(0, int(tmax) + 1, step):
+        for t in range(-5 if step == 5 else 0, int(tmax) + 1, step):
             s.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top}" y2="{top + PH}" stroke="#eee"/>')
             s.append(f'<text x="{x(t):.1f}" y="{top + PH + 13}" text-anchor="middle">{t}</text>')
         s.append(f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{top}" y2="{top + PH}" '
                  'stroke="black" stroke-dasharray="4,3"/>')
-        rounds = sorted(r for (mm, r) in binned if mm == m)
-        for j, r in enumerate(rounds):
-            pts = " ".join(f"{x(t + BIN / 2):.1f},{y(v):.1f}" for t, v in binned[(m, r)])
-            op = 0.5 + 0.5 * (j == 0)
+        rounds = sorted((r for (mm, r) in binned if mm == m), key=int)
+        for r in rounds:
+            pts = " ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in binned[(m, r)])
             s.append(f'<polyline points="{pts}" fill="none" stroke="{COLORS[m]}" '
-                     f'stroke-width="1.3" opacity="{op}"/>')
+                     'stroke-width="1.2" opacity="0.7"/>')
     s.append(f'<text x="{W / 2}" y="{H - 8}" text-anchor="middle">seconds since '
-             'the path was blackholed (each line one round)</text>')
+             f'the path was blackholed; {ylabel}; each line one round</text>')
     s.append("</svg>")
-    (out / "stall.svg").write_text("\n".join(s) + "\n")
+    (out / f"{name}.svg").write_text("\n".join(s) + "\n")
+    # a PNG as well where librsvg's converter is at hand
+    conv = shutil.which("rsvg-convert")
+    if conv:
+        subprocess.run([conv, "-o", str(out / f"{name}.png"), str(out / f"{name}.svg")],
+                       check=False)
+
+
+def plot(out, modes):
+    """stall.svg: the slowest commit per 0.1 s (log scale) against the
+    time since the failure; rate.svg: commits per second (0.5 s bins)"""
+    fine = {}
+    with open(out / "timeline.csv") as f:
+        for r in csv.DictReader(f):
+            fine.setdefault((r["mode"], r["round"]), []).append(
+                (float(r["t"]), int(r["commits"]), float(r["max_latency_ms"])))
+    lat, rate = {}, {}
+    for key, pts in fine.items():
+        # a bin without commits: the stall goes on; draw nothing there
+        lat[key] = [(t + 0.05, l) for t, c, l in pts if c > 0]
+        agg = {}
+        for t, c, _ in pts:
+            k = round((t + 5.0) // BIN)
+            agg[k] = agg.get(k, 0) + c
+        rate[key] = [(-5.0 + k * BIN + BIN / 2, c / BIN) for k, c in sorted(agg.items())]
+    svg_panels(out, "stall", modes, lat,
+               "Slowest commit per 0.1 s when the busiest of 4 paths is blackholed at t = 0",
+               "commit latency (from the scheduled start, log scale; dashed: 1 s)",
+               1, 100000, True, ref=1000)
+    top = max((v for b in rate.values() for _, v in b), default=0)
+    svg_panels(out, "rate", modes, rate,
+               "Commits per second (0.5 s bins) when the busiest of 4 paths is blackholed at t = 0",
+               "commits per second", 0, max(100, (int(top / 100) + 1) * 100), False)
 
 
 if __name__ == "__main__":
