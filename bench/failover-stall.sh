@@ -19,6 +19,9 @@
 #   mptcp      primary_conninfo host=198.18.1.1 mptcp=1: one MPTCP
 #              connection, 4 subflows (the lab's signal endpoints); the
 #              default timeouts
+#   mptcp_stale1
+#              the same with net.mptcp.stale_loss_cnt = 1 on both hosts
+#              (kernel default 4; not in the default list)
 #   tcp        host=198.18.1.1,198.18.2.1,198.18.3.1,198.18.4.1 (the
 #              primary's 4 addresses), plain TCP, default
 #              wal_receiver_timeout / wal_sender_timeout (60 s)
@@ -92,10 +95,19 @@ set_mode() {
 		conninfo="host=198.18.1.1 port=$PGPORT_LAB mptcp=1" ;;
 	tcp)
 		conninfo="host=$addrs port=$PGPORT_LAB mptcp=0" ;;
+	mptcp_stale1)
+		conninfo="host=198.18.1.1 port=$PGPORT_LAB mptcp=1" ;;
 	tcp_tuned)
 		conninfo="host=$addrs port=$PGPORT_LAB mptcp=0 $TUNED_CONNINFO" ;;
 	*) say "unknown mode $mode"; exit 1 ;;
 	esac
+	# net.mptcp.stale_loss_cnt (a host setting, per network namespace;
+	# kernel default 4): how many retransmission timeouts without progress
+	# before the scheduler stops sending on a subflow
+	local stale=4
+	[ "$mode" = mptcp_stale1 ] && stale=1
+	echo "$stale" >/proc/sys/net/mptcp/stale_loss_cnt
+	client sh -c "echo $stale >/proc/sys/net/mptcp/stale_loss_cnt"
 	if [ "$mode" = tcp_tuned ]; then
 		sql "ALTER SYSTEM SET wal_sender_timeout = '2s'"
 		sql "ALTER SYSTEM SET tcp_keepalives_idle = 1"
@@ -127,6 +139,16 @@ wait_sync() {
 	return 1
 }
 
+# The MPTcpExt counters that are not zero, of the primary's namespace and the
+# standby's: one line each, "server: NAME=VALUE ..." / "client: ..."
+mptcp_counters() {
+	local side
+	for side in server client; do
+		{ if [ $side = server ]; then cat /proc/net/netstat; else client cat /proc/net/netstat; fi; } |
+			awk -v s="$(date +%T.%N | cut -c1-12) $side:" '/^MPTcpExt:/ { if (!h) { split($0, n); h = 1; next } printf "%s", s; for (i = 2; i <= NF; i++) if ($i != 0) printf " %s=%s", n[i], $i; print "" }'
+	done
+}
+
 # Bytes the router carried per path (both directions): "PATH BYTES" lines.
 path_total() { path_bytes | awk '{ print $1, $2 + $3 }'; }
 
@@ -136,6 +158,9 @@ run_one() {
 	lab_up "$NPATHS" "$RATE"
 	set_mode "$mode"
 	: >"$WORK/standby.log"
+	local plines
+	plines=$(wc -l <"$WORK/primary.log")
+	mptcp_counters >"$OUT/logs/mptcp-counters.$mode.$round.txt"
 	# the standby's walreceiver must not inherit common.sh's
 	# PGCONNECT_TIMEOUT: only the tuned mode sets a connect_timeout
 	client env -u PGCONNECT_TIMEOUT pg_ctl -D "$STANDBY_DATA" -l "$WORK/standby.log" -w start >/dev/null
@@ -189,6 +214,8 @@ run_one() {
 	[ "$rc" -ne 0 ] && [ "$released" = 0 ] && errors=$((errors + 1))
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	cp "$WORK/standby.log" "$OUT/logs/standby.$mode.$round.log"
+	tail -n +$((plines + 1)) "$WORK/primary.log" >"$OUT/logs/primary.$mode.$round.log"
+	mptcp_counters >>"$OUT/logs/mptcp-counters.$mode.$round.txt"
 	cp "$pgb.out" "$OUT/logs/pgbench.$mode.$round.out"
 	cat "$pgb.err" >>"$OUT/logs/pgbench.$mode.$round.out"
 	# the end of the run, then the next: no walsender of this run left

@@ -39,14 +39,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-MODES = ["mptcp", "tcp", "tcp_tuned"]
+MODES = ["mptcp", "mptcp_stale1", "tcp", "tcp_tuned"]
 LABELS = {
     "mptcp": "MPTCP, 4 subflows, default timeouts",
+    "mptcp_stale1": "MPTCP, 4 subflows, net.mptcp.stale_loss_cnt = 1",
     "tcp": "TCP, host=a,b,c,d, default timeouts",
     "tcp_tuned": "TCP, host=a,b,c,d, tuned timeouts",
 }
-SHORT = {"mptcp": "MPTCP", "tcp": "TCP default", "tcp_tuned": "TCP tuned"}
-COLORS = {"mptcp": "#1f77b4", "tcp": "#d62728", "tcp_tuned": "#ff7f0e"}
+COLORS = {"mptcp": "#1f77b4", "mptcp_stale1": "#2ca02c", "tcp": "#d62728", "tcp_tuned": "#ff7f0e"}
 BIN = 0.5
 
 
