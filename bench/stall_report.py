@@ -182,7 +182,8 @@ def report(outdir):
     print("\n".join(md))
 
 
-def svg_panels(out, name, modes, binned, title, ylabel, ymin, ymax, log, ref=None):
+def svg_panels(out, name, modes, binned, title, ylabel, ymin, ymax, log, ref=None,
+               gap=0.1):
     """one panel per mode, every round a line; binned[(mode, round)] =
     [(t, value)]"""
     import math
@@ -222,9 +223,21 @@ def svg_panels(out, name, modes, binned, title, ylabel, ymin, ymax, log, ref=Non
                  'stroke="black" stroke-dasharray="4,3"/>')
         rounds = sorted((r for (mm, r) in binned if mm == m), key=int)
         for r in rounds:
-            pts = " ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in binned[(m, r)])
-            s.append(f'<polyline points="{pts}" fill="none" stroke="{COLORS[m]}" '
-                     'stroke-width="1.2" opacity="0.7"/>')
+            # a line breaks where bins are missing (no commits there)
+            segs, prev = [], None
+            for t, v in binned[(m, r)]:
+                if prev is None or t - prev > gap + 1e-6:
+                    segs.append([])
+                segs[-1].append((t, v))
+                prev = t
+            for seg in segs:
+                pts = " ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in seg)
+                if len(seg) == 1:
+                    s.append(f'<circle cx="{x(seg[0][0]):.1f}" cy="{y(seg[0][1]):.1f}" r="1.5" '
+                             f'fill="{COLORS[m]}"/>')
+                else:
+                    s.append(f'<polyline points="{pts}" fill="none" stroke="{COLORS[m]}" '
+                             'stroke-width="1.2" opacity="0.7"/>')
     s.append(f'<text x="{W / 2}" y="{H - 8}" text-anchor="middle">seconds since '
              f'the path was blackholed; {ylabel}; each line one round</text>')
     s.append("</svg>")
@@ -255,12 +268,13 @@ def plot(out, modes):
         rate[key] = [(-5.0 + k * BIN + BIN / 2, c / BIN) for k, c in sorted(agg.items())]
     svg_panels(out, "stall", modes, lat,
                "Slowest commit per 0.1 s when the busiest of 4 paths is blackholed at t = 0",
-               "commit latency (from the scheduled start, log scale; dashed: 1 s)",
-               1, 100000, True, ref=1000)
+               "latency from the scheduled start, log scale; gaps: no commit",
+               1, 100000, True, ref=1000, gap=0.1)
     top = max((v for b in rate.values() for _, v in b), default=0)
     svg_panels(out, "rate", modes, rate,
                "Commits per second (0.5 s bins) when the busiest of 4 paths is blackholed at t = 0",
-               "commits per second", 0, max(100, (int(top / 100) + 1) * 100), False)
+               "commits per second", 0, max(100, (int(top / 100) + 1) * 100), False,
+               gap=BIN)
 
 
 if __name__ == "__main__":
