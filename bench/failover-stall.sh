@@ -38,8 +38,8 @@
 #
 # Raw figures: OUTDIR/runs.csv (one line per run) and OUTDIR/timeline.csv
 # (commits and the slowest commit per 0.1 s around the failure); bench/stall_report.py makes
-# README-ready tables and the plot.  About 100 s a run: 9 runs in about
-# 16 minutes, plus a minute of set-up.
+# README-ready tables and the plots.  About 90 s a run: 3 rounds (9 runs) in
+# about 14 minutes, 5 rounds in 22, set-up included.
 
 BIN=$1 WORK=$2 LAB=$3 OUT=$4
 . "$(dirname "$0")/common.sh"
