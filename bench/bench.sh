@@ -18,6 +18,10 @@
 #                    round by round (BENCH_RUNS rounds), all workloads;
 #                    about 8.5 minutes a round
 #   none             no transfers: the costs only
+#   failover-stall   alone (BENCH_SCENARIOS=failover-stall): a synchronous
+#                    primary losing its busiest path, MPTCP against plain
+#                    TCP with a host list; bench/failover-stall.sh, results
+#                    in bench/results/failover-stall
 # Each workload runs over plain TCP (on path 1, the fastest: TCP on the best
 # single path) and over MPTCP in turn, BENCH_RUNS times, alternating which
 # goes first.  Every run records its time, the payload bytes, the CPU

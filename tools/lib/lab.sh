@@ -63,14 +63,20 @@ cmd_demo() {
 	run_in_lab demo.sh
 }
 
+# BENCH_SCENARIOS=failover-stall runs bench/failover-stall.sh instead (a
+# synchronous standby losing a path; results in bench/results/failover-stall).
 cmd_bench() {
-	local out=${BENCH_OUT:-$TOP/bench/results}
+	local out=${BENCH_OUT:-$TOP/bench/results} script=bench.sh
+	if [ "${BENCH_SCENARIOS:-}" = failover-stall ]; then
+		script=failover-stall.sh
+		out=${BENCH_OUT:-$TOP/bench/results/failover-stall}
+	fi
 	cmd_deps
 	cmd_install
 	mkdir -p "$out"
 	out=$(cd "$out" && pwd)
 	is_root && chown -R "$TEST_USER:" "$out"
-	run_in_lab bench.sh "$out"
+	run_in_lab "$script" "$out"
 	is_root && chown -R --reference="$TOP" "$out"
 	note "results in $out"
 }

@@ -1,0 +1,241 @@
+#!/bin/bash
+# The failover-stall figure: what losing a path costs a synchronous primary.
+#
+# Usage (inside a private user + network namespace, as the unprivileged test
+# user; "make bench BENCH_SCENARIOS=failover-stall" does it):
+#   failover-stall.sh BIN WORK LAB OUTDIR
+#
+# The primary runs in this namespace, one synchronous standby
+# (synchronous_commit = on, synchronous_standby_names = 'bench_standby') in
+# the lab's client namespace, 4 paths of BENCH_RATE (25 Mbit/s) between them
+# through the router.  pgbench (TPC-B like, BENCH_STALL_CLIENTS clients)
+# runs on the primary over its Unix socket at a fixed rate
+# (-R BENCH_STALL_TPS, default 200) for BENCH_STALL_SECONDS (80) with a
+# per-transaction latency log (-l).  At BENCH_STALL_FAIL_AT (15 s) the path
+# that carried the most bytes in the 3 s before is blackholed (the router
+# drops everything on it both ways: "pfifo limit 0").  Modes
+# (BENCH_STALL_MODES, in this order every round, the order reversed every
+# other round):
+#   mptcp      primary_conninfo host=198.18.1.1 mptcp=1: one MPTCP
+#              connection, 4 subflows (the lab's signal endpoints); the
+#              default timeouts
+#   mptcp_stale1
+#              the same with net.mptcp.stale_loss_cnt = 1 on both hosts
+#              (kernel default 4; not in the default list)
+#   tcp        host=198.18.1.1,198.18.2.1,198.18.3.1,198.18.4.1 (the
+#              primary's 4 addresses), plain TCP, default
+#              wal_receiver_timeout / wal_sender_timeout (60 s)
+#   tcp_tuned  the same host list, wal_receiver_timeout = 2s,
+#              wal_sender_timeout = 2s, wal_retrieve_retry_interval = 1s,
+#              and in the conninfo connect_timeout=2 keepalives=1
+#              keepalives_idle=1 keepalives_interval=1 keepalives_count=2
+#              tcp_user_timeout=2000 (the primary's tcp_keepalives_* and
+#              tcp_user_timeout likewise)
+# BENCH_RUNS (3) rounds.  A run ends at BENCH_STALL_SECONDS: commits still
+# waiting then (the standby never came back) are released by emptying
+# synchronous_standby_names, so their latency is at least the time left
+# after the failure (the cap), and the report says ">=".
+#
+# Raw figures: OUTDIR/runs.csv (one line per run) and OUTDIR/timeline.csv
+# (commits and the slowest commit per 0.1 s around the failure); bench/stall_report.py makes
+# README-ready tables and the plots.  About 90 s a run: 3 rounds (9 runs) in
+# about 14 minutes, 5 rounds in 22, set-up included.
+
+BIN=$1 WORK=$2 LAB=$3 OUT=$4
+. "$(dirname "$0")/common.sh"
+
+RATE=${BENCH_RATE:-25mbit}
+RUNS=${BENCH_RUNS:-3}
+MODES=${BENCH_STALL_MODES:-mptcp tcp tcp_tuned}
+TPS=${BENCH_STALL_TPS:-200}
+CLIENTS=${BENCH_STALL_CLIENTS:-4}
+SECONDS_RUN=${BENCH_STALL_SECONDS:-80}
+FAIL_AT=${BENCH_STALL_FAIL_AT:-15}
+SCALE=${BENCH_STALL_SCALE:-4}
+NPATHS=4
+export LAB_CC=${BENCH_CC:-reno}
+trap cleanup EXIT
+bench_start=$(now)
+
+[ "$FAIL_AT" -ge 8 ] && [ "$SECONDS_RUN" -gt $((FAIL_AT + 5)) ] ||
+	{ say "BENCH_STALL_FAIL_AT must be >= 8 and BENCH_STALL_SECONDS > FAIL_AT + 5"; exit 1; }
+
+mkdir -p "$OUT"
+runs=$OUT/runs.csv
+timeline=$OUT/timeline.csv
+addrs=$(seq -s, -f '198.18.%g.1' 1 $NPATHS)
+{
+	echo "# kernel: $(uname -sr); $NPATHS paths of $RATE through the router lab, cc $LAB_CC; pgbench TPC-B like, scale $SCALE, $CLIENTS clients, -R $TPS, $SECONDS_RUN s a run, busiest path blackholed at $FAIL_AT s; synchronous_commit = on, one synchronous standby; $(nproc) cores"
+	echo "mode,round,blackholed_path,subflows,baseline_tps,max_latency_ms,max_gap_ms,slow_commits,recovery_s,capped,cap_s,commits,failed_tx,pgbench_errors,walreceiver_restarts,sender_host_after,load1"
+} >"$runs"
+echo "mode,round,t,commits,max_latency_ms" >"$timeline"
+
+# The primary: synchronous, one named standby.
+server_init
+cat >>"$PGDATA_LAB/postgresql.conf" <<EOF
+synchronous_commit = on
+synchronous_standby_names = 'bench_standby'
+EOF
+server_start on
+PGOPTIONS='-c synchronous_commit=local' pgbench -q -i -s "$SCALE" -h "$WORK" -p "$PGPORT_LAB" postgres >/dev/null 2>&1
+PGOPTIONS="-c synchronous_commit=local" sql "CREATE EXTENSION IF NOT EXISTS mptcpinfo" >/dev/null
+lab_up "$NPATHS" "$RATE"
+say "failover-stall: standby base backup over path 1 ($(elapsed "$bench_start") s so far)"
+standby_prepare
+echo "include_if_exists = 'stall_mode.conf'" >>"$STANDBY_DATA/postgresql.conf"
+lab down >/dev/null 2>&1
+
+# Settings of a mode: the primary's (ALTER SYSTEM, reloaded) and the
+# standby's (stall_mode.conf, read when it starts).
+TUNED_CONNINFO="connect_timeout=2 keepalives=1 keepalives_idle=1 keepalives_interval=1 keepalives_count=2 tcp_user_timeout=2000"
+set_mode() {
+	local mode=$1 conninfo
+	case $mode in
+	mptcp)
+		conninfo="host=198.18.1.1 port=$PGPORT_LAB mptcp=1" ;;
+	tcp)
+		conninfo="host=$addrs port=$PGPORT_LAB mptcp=0" ;;
+	mptcp_stale1)
+		conninfo="host=198.18.1.1 port=$PGPORT_LAB mptcp=1" ;;
+	tcp_tuned)
+		conninfo="host=$addrs port=$PGPORT_LAB mptcp=0 $TUNED_CONNINFO" ;;
+	*) say "unknown mode $mode"; exit 1 ;;
+	esac
+	# net.mptcp.stale_loss_cnt (a host setting, per network namespace;
+	# kernel default 4): how many retransmission timeouts without progress
+	# before the scheduler stops sending on a subflow
+	local stale=4
+	[ "$mode" = mptcp_stale1 ] && stale=1
+	echo "$stale" >/proc/sys/net/mptcp/stale_loss_cnt
+	client sh -c "echo $stale >/proc/sys/net/mptcp/stale_loss_cnt"
+	if [ "$mode" = tcp_tuned ]; then
+		sql "ALTER SYSTEM SET wal_sender_timeout = '2s'"
+		sql "ALTER SYSTEM SET tcp_keepalives_idle = 1"
+		sql "ALTER SYSTEM SET tcp_keepalives_interval = 1"
+		sql "ALTER SYSTEM SET tcp_keepalives_count = 2"
+		sql "ALTER SYSTEM SET tcp_user_timeout = 2000"
+		cat >"$STANDBY_DATA/stall_mode.conf" <<-EOF
+		wal_receiver_timeout = '2s'
+		wal_retrieve_retry_interval = '1s'
+		EOF
+	else
+		sql "ALTER SYSTEM RESET ALL"
+		: >"$STANDBY_DATA/stall_mode.conf"
+	fi
+	sql "ALTER SYSTEM SET synchronous_standby_names = 'bench_standby'"
+	sql "SELECT pg_reload_conf()" >/dev/null
+	echo "primary_conninfo = '$conninfo application_name=bench_standby'" >>"$STANDBY_DATA/stall_mode.conf"
+}
+
+# Bounded wait for a synchronous, streaming standby; prints its walsender's pid.
+wait_sync() {
+	local pid
+	for _ in $(seq 300); do
+		pid=$(sql "SELECT pid FROM pg_stat_replication WHERE application_name = 'bench_standby' AND state = 'streaming' AND sync_state = 'sync' LIMIT 1")
+		[ -n "$pid" ] && { echo "$pid"; return 0; }
+		sleep 0.1
+	done
+	say "the standby did not become synchronous"
+	return 1
+}
+
+# The MPTcpExt counters that are not zero, of the primary's namespace and the
+# standby's: one line each, "server: NAME=VALUE ..." / "client: ..."
+mptcp_counters() {
+	local side
+	for side in server client; do
+		{ if [ $side = server ]; then cat /proc/net/netstat; else client cat /proc/net/netstat; fi; } |
+			awk -v s="$(date +%T.%N | cut -c1-12) $side:" '/^MPTcpExt:/ { if (!h) { split($0, n); h = 1; next } printf "%s", s; for (i = 2; i <= NF; i++) if ($i != 0) printf " %s=%s", n[i], $i; print "" }'
+	done
+}
+
+# Bytes the router carried per path (both directions): "PATH BYTES" lines.
+path_total() { path_bytes | awk '{ print $1, $2 + $3 }'; }
+
+run_one() {
+	local mode=$1 round=$2 wpid subflows t0 before after busiest t_fail t_end released=0 rc=0
+	local pgb=$WORK/pgb.$mode.$round
+	lab_up "$NPATHS" "$RATE"
+	set_mode "$mode"
+	: >"$WORK/standby.log"
+	local plines
+	plines=$(wc -l <"$WORK/primary.log")
+	mptcp_counters >"$OUT/logs/mptcp-counters.$mode.$round.txt"
+	# the standby's walreceiver must not inherit common.sh's
+	# PGCONNECT_TIMEOUT: only the tuned mode sets a connect_timeout
+	client env -u PGCONNECT_TIMEOUT pg_ctl -D "$STANDBY_DATA" -l "$WORK/standby.log" -w start >/dev/null
+	wpid=$(wait_sync)
+	subflows=1
+	if [ "$mode" = mptcp ]; then
+		# the subflows join after the connection is established: wait (bounded)
+		for _ in $(seq 100); do
+			subflows=$(sql "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $wpid")
+			[ "$subflows" -ge "$NPATHS" ] && break
+			sleep 0.1
+		done
+	fi
+	rm -f "$pgb".log*
+	t0=$(now)
+	pgbench -n -R "$TPS" -c "$CLIENTS" -j 2 -T "$SECONDS_RUN" -l --log-prefix="$pgb.log" \
+		-h "$WORK" -p "$PGPORT_LAB" postgres >"$pgb.out" 2>"$pgb.err" &
+	local pgpid=$!
+	sleep $((FAIL_AT - 3))
+	before=$(path_total)
+	sleep 3
+	after=$(path_total)
+	busiest=$(join <(echo "$before") <(echo "$after") | awk '{ d = $3 - $2; if (d > m) { m = d; p = $1 } } END { print p }')
+	t_fail=$(now)
+	lab blackhole "$busiest"
+	say "  $mode round $round: $subflows subflow(s); path $busiest blackholed at $(elapsed "$t0") s"
+	# the end of the run: pgbench stops starting transactions at
+	# SECONDS_RUN; whatever still waits for the standby a second later is
+	# released (and counted as capped)
+	t_end=$(awk -v a="$t0" -v s="$SECONDS_RUN" 'BEGIN { printf "%.3f", a + s + 1 }')
+	while kill -0 "$pgpid" 2>/dev/null && [ "$(awk -v e="$t_end" -v n="$(now)" 'BEGIN { print (n < e) }')" = 1 ]; do
+		sleep 0.5
+	done
+	if kill -0 "$pgpid" 2>/dev/null; then
+		released=1
+		say "  $mode round $round: commits still waiting at the end of the run: releasing them (synchronous_standby_names = '')"
+		sql "ALTER SYSTEM SET synchronous_standby_names = ''"
+		sql "SELECT pg_reload_conf()" >/dev/null
+		for _ in $(seq 60); do kill -0 "$pgpid" 2>/dev/null || break; sleep 0.5; done
+		kill "$pgpid" 2>/dev/null || true
+	fi
+	wait "$pgpid" || rc=$?
+	local sender_host restarts failed errors load
+	sender_host=$(client psql -X -At -h "$WORK/standby_sock" -p 5433 -U postgres \
+		-c "SELECT coalesce(sender_host, '-') || CASE WHEN status = 'streaming' THEN '' ELSE '(' || status || ')' END FROM pg_stat_wal_receiver" 2>/dev/null || true)
+	[ -n "$sender_host" ] || sender_host=none
+	restarts=$(grep -c 'started streaming WAL' "$WORK/standby.log" || true)
+	restarts=$((restarts > 0 ? restarts - 1 : 0))
+	failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$pgb.out")
+	errors=$(grep -ci 'error\|abort' "$pgb.err" || true)
+	[ "$rc" -ne 0 ] && [ "$released" = 0 ] && errors=$((errors + 1))
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	cp "$WORK/standby.log" "$OUT/logs/standby.$mode.$round.log"
+	tail -n +$((plines + 1)) "$WORK/primary.log" >"$OUT/logs/primary.$mode.$round.log"
+	mptcp_counters >>"$OUT/logs/mptcp-counters.$mode.$round.txt"
+	cp "$pgb.out" "$OUT/logs/pgbench.$mode.$round.out"
+	cat "$pgb.err" >>"$OUT/logs/pgbench.$mode.$round.out"
+	# the end of the run, then the next: no walsender of this run left
+	client pg_ctl -D "$STANDBY_DATA" -w -m immediate stop >/dev/null 2>&1 || true
+	sql "SELECT pg_terminate_backend(pid) FROM pg_stat_replication" >/dev/null
+	lab down >/dev/null 2>&1
+	python3 "$(dirname "$0")/stall_report.py" analyse "$mode" "$round" "$t_fail" "$t0" "$SECONDS_RUN" "$released" \
+		"$busiest" "$subflows" "${failed:-0}" "$errors" "$restarts" "$sender_host" "$load" "$runs" "$timeline" "$pgb".log*
+	tail -1 "$runs" | awk -F, '{ printf "==>   %s round %s: longest commit %s ms, longest gap %s ms, %s commits > 1 s, rate back after %s s%s; failed %s, errors %s; walreceiver restarts %s, now on %s; load %s\n", $1, $2, $6, $7, $8, $9, ($10 == 1 ? " (capped)" : ""), $13, $14, $15, $16, $17 }' >&2
+	rm -f "$pgb".log*
+}
+
+mkdir -p "$OUT/logs"
+for round in $(seq "$RUNS"); do
+	order=$MODES
+	[ $((round % 2)) -eq 0 ] && order=$(echo "$MODES" | tr ' ' '\n' | tac | paste -sd' ')
+	for mode in $order; do
+		run_one "$mode" "$round"
+	done
+done
+server_stop
+python3 "$(dirname "$0")/stall_report.py" report "$OUT" >/dev/null
+say "failover-stall: $(elapsed "$bench_start") s in all; table $OUT/results.md, plot $OUT/stall.svg"
