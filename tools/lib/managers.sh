@@ -111,10 +111,11 @@ managers_test_run() {
 	# 4 subflows or after 30 s.
 	local wr_sql="DO \$\$BEGIN FOR i IN 1..150 LOOP EXIT WHEN (SELECT subflows FROM pg_stat_mptcp JOIN pg_stat_wal_receiver USING (pid) WHERE status = 'streaming') >= 4; PERFORM pg_sleep(0.2); END LOOP; END\$\$; SELECT mptcp || ' ' || subflows FROM pg_stat_mptcp JOIN pg_stat_wal_receiver USING (pid)"
 	# The paths a node's TCP subflows to or from PORT use, from ss in its
-	# namespace (the host's ss): "198.18.1 198.18.2 ..." (the local /24s).
+	# namespace (the host's ss): "198.18.1 198.18.2 ..." (the local /24s;
+	# Patroni's own connections over loopback left out).
 	subflow_paths() {
 		nsns "$1" ss -tnH state established "( sport = :$2 or dport = :$2 )" |
-			awk '{ split($3, a, "."); print a[1] "." a[2] "." a[3] }' | sort -u | paste -sd' '
+			awk '$3 ~ /^198\.18\./ { split($3, a, "."); print a[1] "." a[2] "." a[3] }' | sort -u | paste -sd' '
 	}
 	local all_paths="198.18.1 198.18.2 198.18.3 198.18.4"
 	# No capabilities in the postmaster of DATADIR on NODE
@@ -185,7 +186,8 @@ managers_patroni() {
 	mkdir -p "$R/etc/patroni"
 	for node in a b; do
 		[ $node = a ] && addr=198.18.1.1 || addr=198.18.1.2
-		# (no passwords: trust from the lab's and loopback addresses)
+		# (no passwords: trust from the lab's and loopback addresses;
+		# Patroni itself connects to "localhost", ::1 first)
 		cat >"$R/etc/patroni/$node.yml" <<-EOF
 		scope: mp
 		name: $node
@@ -223,6 +225,7 @@ managers_patroni() {
 		    unix_socket_directories: ''
 		  pg_hba:
 		    - host all all 127.0.0.1/32 trust
+		    - host all all ::1/128 trust
 		    - host all all 198.18.0.0/15 trust
 		    - host replication all 127.0.0.1/32 trust
 		    - host replication all 198.18.0.0/15 trust
@@ -230,9 +233,13 @@ managers_patroni() {
 	done
 	# patroni_start NODE: Patroni as a service runs it (Debian's unit: as
 	# postgres), PGMPTCP=1 in its environment (README.mptcp: a drop-in)
+	# (a simple command, not a function, in the background: its pid is
+	# Patroni's, every program on the way execs the next)
 	patroni_start() {
+		local ns=(nsenter -t "$srv" -n)
+		[ "$1" = a ] || ns=("$lab_sh" client "$lab")
 		# shellcheck disable=SC2086
-		nsns "$1" chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 $AS_PG PGMPTCP=1 \
+		"${ns[@]}" chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 $AS_PG PGMPTCP=1 \
 			patroni "/etc/patroni/$1.yml" >>"$MANAGERS_DIR/patroni-$1.log" 2>&1 &
 		eval "patroni_pid_$1=$!"
 		MANAGERS_PIDS="$MANAGERS_PIDS $!"
@@ -253,6 +260,8 @@ managers_patroni() {
 		expect "patronictl list: $1" "$got" "$1"
 	}
 	local ldata=$pdir/a sdata=$pdir/b
+	: >"$MANAGERS_DIR/patroni-a.log"
+	: >"$MANAGERS_DIR/patroni-b.log"
 	patroni_start a
 	wait_members "a:Leader:running"
 	sql a 5432 -c "CREATE EXTENSION mptcpinfo"
@@ -285,7 +294,11 @@ managers_patroni() {
 	"$lab_sh" blackhole "$lab" 1
 	ok "path 1 blackholed at 5 s of 20"
 	sleep 10
-	"$lab_sh" restore "$lab" 1
+	# (the drops of path 1's blackhole qdiscs, before restore replaces them)
+	local drops
+	drops=$("$lab_sh" stats "$lab" | awk '$1 == 1 { d += $5 } END { print d + 0 }')
+	[ "$drops" -gt 0 ] && ok "the router dropped $drops packets on path 1 meanwhile" ||
+		fail "nothing was dropped on path 1: the blackhole proved nothing"
 	ok "path 1 restored at 15 s"
 	wait $bench || fail "pgbench failed: $(tail -5 "$MANAGERS_DIR/pgbench.log")"
 	sed -n 's/^progress: /# pgbench progress: /p' "$MANAGERS_DIR/pgbench.log"
@@ -326,7 +339,8 @@ managers_patroni() {
 	step "failover: the primary's (B's) Patroni stopped, then started again"
 	kill -TERM "$patroni_pid_b"
 	until_ok 60 gone "$patroni_pid_b" || fail "B's Patroni did not stop in 60 s"
-	ok "B's Patroni stopped (and its server with it)"
+	[ ! -e "$R$sdata/postmaster.pid" ] && ok "B's Patroni stopped, and its server with it" ||
+		fail "B's server still runs after its Patroni stopped"
 	wait_members "a:Leader:running"
 	sql a 5432 -c "INSERT INTO after_switchover SELECT g, md5(g::text) FROM generate_series(50001, 60000) g"
 	patroni_start b
@@ -359,9 +373,10 @@ managers_test_cleanup() {
 	local R=$1 lab=$2 srv=$3 pid d
 	# Patroni and etcd, by the pids this test started; then any server
 	# left behind (a data directory with a postmaster.pid)
-	for pid in $MANAGERS_PIDS; do kill -TERM "$pid" 2>/dev/null || true; done
-	for pid in $MANAGERS_PIDS; do
-		for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+	# (the last started first: Patroni stops its server, then etcd goes)
+	for pid in $(printf '%s\n' $MANAGERS_PIDS | tac); do
+		kill -TERM "$pid" 2>/dev/null || continue
+		for _ in $(seq 1 40); do [ -e "/proc/$pid" ] && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$pid/stat" || break; sleep 0.5; done
 		kill -KILL "$pid" 2>/dev/null || true
 	done
 	for d in "$R"/var/lib/postgresql/patroni/? "$R"/var/lib/postgresql/repmgr/?; do
