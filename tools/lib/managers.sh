@@ -35,7 +35,8 @@
 #    subflows; node 1 stops, "standby promote" on node 2, "standby follow"
 #    on node 3, whose walreceiver then has 4 subflows; data checked.
 # Everything stays in $DEB_DIR/managers/ (the chroot is removed at the end;
-# MANAGERS_KEEP_ROOT=1 keeps it, and reuses it on the next run).
+# MANAGERS_KEEP_ROOT=1 keeps it, and reuses it on the next run;
+# MANAGERS_ONLY=patroni or repmgr runs one part).
 
 MANAGERS_DIR=$DEB_DIR/managers
 
@@ -159,8 +160,9 @@ managers_test_run() {
 	expect "A signals its 3 other addresses" "$(nsns a ip mptcp endpoint show | grep -c signal)" 3
 	expect "B signals its 3 other addresses" "$(nsns b ip mptcp endpoint show | grep -c signal)" 3
 
-	managers_patroni
-	managers_repmgr
+	# (MANAGERS_ONLY=patroni or repmgr: one of the two)
+	[ "${MANAGERS_ONLY:-patroni}" != patroni ] || managers_patroni
+	[ "${MANAGERS_ONLY:-repmgr}" != repmgr ] || managers_repmgr
 	echo "deb-test-managers: PASS ($n checks: $PG_SOURCE_PACKAGE $ver, Debian $PG_DEBIAN_SUITE; patroni $patroni_ver, etcd-server $etcd_ver, postgresql-$V-repmgr $repmgr_ver; 4 paths)"
 }
 
@@ -366,7 +368,108 @@ managers_patroni() {
 
 # ---- 2. repmgr
 managers_repmgr() {
-	:
+	local rdir=/var/lib/postgresql/repmgr bin=/usr/lib/postgresql/$V/bin id host port
+	step "2. repmgr: node 1 (A) primary; nodes 2 (B) and 3 (A, port 5433) cloned, mptcp=1 in every conninfo"
+	in_root install -d -o postgres -g postgres -m 700 "$rdir"
+	mkdir -p "$R/etc/repmgr-mp"
+	for id in 1 2 3; do
+		case $id in
+		1) host=198.18.1.1 port=5432 ;;
+		2) host=198.18.1.2 port=5432 ;;
+		3) host=198.18.1.1 port=5433 ;;
+		esac
+		cat >"$R/etc/repmgr-mp/$id.conf" <<-EOF
+		node_id=$id
+		node_name='node$id'
+		conninfo='host=$host port=$port user=postgres dbname=repmgr connect_timeout=5 mptcp=1'
+		data_directory='$rdir/$id'
+		pg_bindir='$bin'
+		use_replication_slots=yes
+		service_start_command='$bin/pg_ctl -D $rdir/$id -l $rdir/$id.log -w start'
+		service_stop_command='$bin/pg_ctl -D $rdir/$id -w -m fast stop'
+		service_restart_command='$bin/pg_ctl -D $rdir/$id -l $rdir/$id.log -w -m fast restart'
+		EOF
+	done
+	# repmgr NODE ID ARGS...: repmgr with node ID's file, on NODE, logged
+	repmgr() {
+		local node=$1 id=$2
+		shift 2
+		echo "## repmgr -f $id.conf $*" >>"$MANAGERS_DIR/repmgr.log"
+		as_pg "$node" "$bin/repmgr" -f "/etc/repmgr-mp/$id.conf" "$@" >>"$MANAGERS_DIR/repmgr.log" 2>&1 ||
+			fail "repmgr $* (node $id): $(tail -3 "$MANAGERS_DIR/repmgr.log")"
+	}
+	: >"$MANAGERS_DIR/repmgr.log"
+	as_pg a "$bin/initdb" -D "$rdir/1" -A trust -U postgres --data-checksums >"$MANAGERS_DIR/repmgr-initdb.log" 2>&1 ||
+		fail "initdb (log: $MANAGERS_DIR/repmgr-initdb.log)"
+	cat >>"$R$rdir/1/postgresql.conf" <<-EOF
+		listen_addresses = '*'
+		listen_mptcp = on
+		unix_socket_directories = ''
+		shared_preload_libraries = 'repmgr'
+		wal_log_hints = on
+	EOF
+	printf 'host all all 198.18.0.0/15 trust\nhost replication all 198.18.0.0/15 trust\n' >>"$R$rdir/1/pg_hba.conf"
+	as_pg a "$bin/pg_ctl" -D "$rdir/1" -l "$rdir/1.log" -w start >/dev/null || fail "starting node 1"
+	sql a 5432 -c "CREATE DATABASE repmgr" -c "CREATE EXTENSION mptcpinfo"
+	repmgr a 1 primary register
+	ok "node 1: repmgr primary register"
+	local src="host=198.18.1.1 port=5432 user=postgres dbname=repmgr mptcp=1"
+	repmgr b 2 -d "$src" standby clone --fast-checkpoint
+	as_pg b "$bin/pg_ctl" -D "$rdir/2" -l "$rdir/2.log" -w start >/dev/null || fail "starting node 2"
+	repmgr b 2 standby register
+	ok "node 2 (B): repmgr standby clone, start, standby register"
+	repmgr a 3 -d "$src" standby clone --fast-checkpoint
+	echo "port = 5433" >>"$R$rdir/3/postgresql.conf"
+	as_pg a "$bin/pg_ctl" -D "$rdir/3" -l "$rdir/3.log" -w start >/dev/null || fail "starting node 3"
+	repmgr a 3 standby register
+	ok "node 3 (A, port 5433): repmgr standby clone, start, standby register"
+	local conninfo
+	conninfo=$(sql b 5432 -c "SHOW primary_conninfo")
+	case $conninfo in
+	*host=198.18.1.1*mptcp=1* | *mptcp=1*host=198.18.1.1*) ok "repmgr wrote mptcp=1 into node 2's primary_conninfo ($conninfo)" ;;
+	*) fail "node 2's primary_conninfo lacks mptcp=1: $conninfo" ;;
+	esac
+	expect "node 2's walreceiver is multipath: pg_stat_mptcp" "$(sql b 5432 -c "$wr_sql")" "true 4"
+	expect "node 2's walreceiver: subflows over all 4 paths (ss in B's namespace)" "$(subflow_paths b 5432)" "$all_paths"
+	no_caps a "$rdir/1" "node 1"
+	no_caps b "$rdir/2" "node 2"
+	sql a 5432 -c "CREATE TABLE rows1 AS SELECT g AS id, md5(g::text) AS t FROM generate_series(1, 50000) g"
+	local chk_sql="SELECT count(*) || ' ' || md5(string_agg(id || ':' || t, ',' ORDER BY id)) FROM rows1" sum lsn
+	sum=$(sql a 5432 -c "$chk_sql")
+	lsn=$(sql a 5432 -c "SELECT pg_current_wal_lsn()")
+	until_ok 30 sql b 5432 -c "SELECT 1/count(*) FROM (SELECT 1 WHERE pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn) s" || true
+	until_ok 30 sql a 5433 -c "SELECT 1/count(*) FROM (SELECT 1 WHERE pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn) s" || true
+	expect "node 2 has node 1's rows ($sum)" "$(sql b 5432 -c "$chk_sql")" "$sum"
+	expect "node 3 has node 1's rows" "$(sql a 5433 -c "$chk_sql")" "$sum"
+
+	step "repmgr standby promote (node 2), standby follow (node 3)"
+	as_pg a "$bin/pg_ctl" -D "$rdir/1" -w -m fast stop >/dev/null || fail "stopping node 1"
+	ok "node 1 (the primary) stopped"
+	repmgr b 2 standby promote
+	expect "node 2 promoted (repmgr standby promote)" "$(sql b 5432 -c "SELECT pg_is_in_recovery()")" f
+	no_caps b "$rdir/2" "node 2, promoted"
+	repmgr a 3 standby follow
+	ok "node 3: repmgr standby follow"
+	conninfo=$(sql a 5433 -c "SHOW primary_conninfo")
+	case $conninfo in
+	*host=198.18.1.2*mptcp=1* | *mptcp=1*host=198.18.1.2*) ok "node 3 follows node 2, mptcp=1 in its primary_conninfo ($conninfo)" ;;
+	*) fail "node 3's primary_conninfo: $conninfo" ;;
+	esac
+	expect "node 3's walreceiver is multipath (after the promotion)" "$(sql a 5433 -c "$wr_sql")" "true 4"
+	expect "node 3's walreceiver: subflows over all 4 paths (ss in A's namespace)" "$(subflow_paths a 5432)" "$all_paths"
+	no_caps a "$rdir/3" "node 3"
+	sql b 5432 -c "INSERT INTO rows1 SELECT g, md5(g::text) FROM generate_series(50001, 60000) g"
+	sum=$(sql b 5432 -c "$chk_sql")
+	expect "60,000 rows on the new primary, node 2" "${sum%% *}" 60000
+	lsn=$(sql b 5432 -c "SELECT pg_current_wal_lsn()")
+	until_ok 30 sql a 5433 -c "SELECT 1/count(*) FROM (SELECT 1 WHERE pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn) s" || true
+	expect "node 3 has the same rows ($sum)" "$(sql a 5433 -c "$chk_sql")" "$sum"
+	# (--csv: node id, connection 0 up / -1 down, 0 primary / 1 standby;
+	# its exit status is 25 while node 1 is down)
+	local show
+	show=$(as_pg b "$bin/repmgr" -f /etc/repmgr-mp/2.conf cluster show --csv 2>/dev/null || true)
+	expect "repmgr cluster show: node 1 down, node 2 primary, node 3 standby" \
+		"$(printf '%s\n' "$show" | sort | paste -sd' ')" "1,-1,-1 2,0,0 3,0,1"
 }
 
 managers_test_cleanup() {
