@@ -34,6 +34,10 @@
 #    register"; node 3 (A, port 5433) likewise.  Node 2's walreceiver has 4
 #    subflows; node 1 stops, "standby promote" on node 2, "standby follow"
 #    on node 3, whose walreceiver then has 4 subflows; data checked.
+# 3. Debian's environment file: a cluster made by pg_createcluster on A,
+#    a standby of node 2 by pg_basebackup -R without mptcp, PGMPTCP = '1'
+#    in /etc/postgresql/N/envtest/environment, started by pg_ctlcluster:
+#    its walreceiver has 4 subflows; data checked.
 # Everything stays in $DEB_DIR/managers/ (the chroot is removed at the end;
 # MANAGERS_KEEP_ROOT=1 keeps it, and reuses it on the next run;
 # MANAGERS_ONLY=patroni or repmgr runs one part).
@@ -162,7 +166,12 @@ managers_test_run() {
 
 	# (MANAGERS_ONLY=patroni or repmgr: one of the two)
 	[ "${MANAGERS_ONLY:-patroni}" != patroni ] || managers_patroni
-	[ "${MANAGERS_ONLY:-repmgr}" != repmgr ] || managers_repmgr
+	if [ "${MANAGERS_ONLY:-repmgr}" = repmgr ]; then
+		# (chk_sql: repmgr's table, which the environment file's standby checks too)
+		local chk_sql="SELECT count(*) || ' ' || md5(string_agg(id || ':' || t, ',' ORDER BY id)) FROM rows1"
+		managers_repmgr
+		managers_envfile
+	fi
 	echo "deb-test-managers: PASS ($n checks: $PG_SOURCE_PACKAGE $ver, Debian $PG_DEBIAN_SUITE; patroni $patroni_ver, etcd-server $etcd_ver, postgresql-$V-repmgr $repmgr_ver; 4 paths)"
 }
 
@@ -253,8 +262,8 @@ managers_patroni() {
 	}
 	# wait_members WANT: until members prints WANT (90 s at most)
 	wait_members() {
-		local got= i
-		for i in $(seq 1 180); do
+		local got= end=$((SECONDS + 90))
+		while [ $SECONDS -lt $end ]; do
 			got=$(members || true)
 			[ "$got" != "$1" ] || break
 			sleep 0.5
@@ -301,7 +310,16 @@ managers_patroni() {
 	drops=$("$lab_sh" stats "$lab" | awk '$1 == 1 { d += $5 } END { print d + 0 }')
 	[ "$drops" -gt 0 ] && ok "the router dropped $drops packets on path 1 meanwhile" ||
 		fail "nothing was dropped on path 1: the blackhole proved nothing"
-	ok "path 1 restored at 15 s"
+	"$lab_sh" restore "$lab" 1
+	# (Patroni's REST API and etcd use path 1's addresses: it must pass again)
+	local q
+	q=$("$lab_sh" router "$lab" tc qdisc show dev rs1)$("$lab_sh" router "$lab" tc qdisc show dev rc1)
+	case $q in
+	*"limit 0p"*) fail "path 1 still blackholed after lab.sh restore: $q" ;;
+	esac
+	until_ok 30 on b etcdctl --endpoints=http://198.18.1.1:2379 endpoint health ||
+		fail "path 1 restored, but B does not reach 198.18.1.1 in 30 s"
+	ok "path 1 restored at 15 s (B reaches etcd over it again)"
 	wait $bench || fail "pgbench failed: $(tail -5 "$MANAGERS_DIR/pgbench.log")"
 	sed -n 's/^progress: /# pgbench progress: /p' "$MANAGERS_DIR/pgbench.log"
 	local acked failed
@@ -326,8 +344,19 @@ managers_patroni() {
 	expect "B's walreceiver is still multipath after the blackhole" "$(sql b 5432 -c "$wr_sql")" "true 4"
 
 	step "patronictl switchover: B leads, A follows"
-	on a patronictl -c /etc/patroni/a.yml switchover --leader a --candidate b --force >"$MANAGERS_DIR/switchover.log" 2>&1 ||
-		fail "patronictl switchover: $(tail -3 "$MANAGERS_DIR/switchover.log")"
+	# (patronictl exits with 0 when the leader refuses: its words tell.
+	# The leader refuses while it cannot reach the candidate's REST API;
+	# 5 tries at most.)
+	local try
+	for try in 1 2 3 4 5; do
+		on a patronictl -c /etc/patroni/a.yml switchover --leader a --candidate b --force >"$MANAGERS_DIR/switchover.log" 2>&1 ||
+			fail "patronictl switchover: $(tail -3 "$MANAGERS_DIR/switchover.log")"
+		! grep -q 'failed, details' "$MANAGERS_DIR/switchover.log" || { sleep 5; continue; }
+		break
+	done
+	! grep -q 'failed, details' "$MANAGERS_DIR/switchover.log" ||
+		fail "patronictl switchover: $(tail -1 "$MANAGERS_DIR/switchover.log")"
+	ok "patronictl switchover --leader a --candidate b (try $try)"
 	wait_members "a:Sync Standby:streaming b:Leader:running"
 	expect "A's walreceiver is multipath (after the switchover)" "$(sql a 5432 -c "$wr_sql")" "true 4"
 	expect "A's walreceiver: subflows over all 4 paths (ss in A's namespace)" "$(subflow_paths a 5432)" "$all_paths"
@@ -364,6 +393,32 @@ managers_patroni() {
 		until_ok 60 gone "$pid" || fail "Patroni (pid $pid) did not stop in 60 s"
 	done
 	ok "both Patroni stopped"
+}
+
+# ---- 3. Debian's environment file: a standby of repmgr's new primary
+# (node 2, on B) made by pg_createcluster and pg_basebackup -R on A,
+# without mptcp in its conninfo, PGMPTCP in
+# /etc/postgresql/N/CLUSTER/environment, started by pg_ctlcluster.
+managers_envfile() {
+	local data=/var/lib/postgresql/$V/envtest conninfo pid sum
+	step "3. Debian's /etc/postgresql/$V/envtest/environment: PGMPTCP for a cluster pg_ctlcluster starts"
+	in_root pg_createcluster "$V" envtest -p 5434 >/dev/null || fail "pg_createcluster $V envtest"
+	rm -rf "${R:?}$data"
+	as_pg a pg_basebackup -d "host=198.18.1.2 port=5432 user=postgres" -D "$data" -R -X stream -c fast ||
+		fail "pg_basebackup from node 2"
+	echo "PGMPTCP = '1'" >>"$R/etc/postgresql/$V/envtest/environment"
+	on a pg_ctlcluster "$V" envtest start || fail "pg_ctlcluster $V envtest start"
+	pid=$(head -1 "$R$data/postmaster.pid")
+	expect "PGMPTCP=1 is in the server's environment" "$(tr '\0' '\n' <"/proc/$pid/environ" | grep '^PGMPTCP=')" PGMPTCP=1
+	conninfo=$(sql a 5434 -c "SHOW primary_conninfo")
+	case $conninfo in
+	*mptcp*) fail "pg_basebackup -R wrote mptcp into primary_conninfo: $conninfo" ;;
+	*) ok "primary_conninfo without mptcp ($conninfo)" ;;
+	esac
+	expect "the walreceiver is multipath all the same: pg_stat_mptcp" "$(sql a 5434 -c "$wr_sql")" "true 4"
+	no_caps a "$data" "the envtest cluster"
+	sum=$(sql b 5432 -c "$chk_sql")
+	expect "it has node 2's rows ($sum)" "$(sql a 5434 -c "$chk_sql")" "$sum"
 }
 
 # ---- 2. repmgr
@@ -434,7 +489,7 @@ managers_repmgr() {
 	no_caps a "$rdir/1" "node 1"
 	no_caps b "$rdir/2" "node 2"
 	sql a 5432 -c "CREATE TABLE rows1 AS SELECT g AS id, md5(g::text) AS t FROM generate_series(1, 50000) g"
-	local chk_sql="SELECT count(*) || ' ' || md5(string_agg(id || ':' || t, ',' ORDER BY id)) FROM rows1" sum lsn
+	local sum lsn
 	sum=$(sql a 5432 -c "$chk_sql")
 	lsn=$(sql a 5432 -c "SELECT pg_current_wal_lsn()")
 	until_ok 30 sql b 5432 -c "SELECT 1/count(*) FROM (SELECT 1 WHERE pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn) s" || true
@@ -487,6 +542,7 @@ managers_test_cleanup() {
 		chroot "$R" setpriv --reuid=postgres --regid=postgres --init-groups \
 			"/usr/lib/postgresql/$MAJOR_NUMBER/bin/pg_ctl" -D "${d#"$R"}" stop -m immediate >/dev/null 2>&1 || true
 	done
+	chroot "$R" pg_ctlcluster "$MAJOR_NUMBER" envtest stop -m immediate >/dev/null 2>&1 || true
 	nsenter -t "$srv" -n "$TOP/src/test/mptcp/lab.sh" down "$lab" >/dev/null 2>&1 || true
 	kill "$srv" 2>/dev/null || true
 }
