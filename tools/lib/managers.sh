@@ -407,6 +407,8 @@ managers_envfile() {
 	as_pg a pg_basebackup -d "host=198.18.1.2 port=5432 user=postgres" -D "$data" -R -X stream -c fast ||
 		fail "pg_basebackup from node 2"
 	echo "PGMPTCP = '1'" >>"$R/etc/postgresql/$V/envtest/environment"
+	# (the test's own queries: trust on loopback, before Debian's scram line)
+	sed -i '1i host all all 127.0.0.1/32 trust' "$R/etc/postgresql/$V/envtest/pg_hba.conf"
 	on a pg_ctlcluster "$V" envtest start || fail "pg_ctlcluster $V envtest start"
 	pid=$(head -1 "$R$data/postmaster.pid")
 	expect "PGMPTCP=1 is in the server's environment" "$(tr '\0' '\n' <"/proc/$pid/environ" | grep '^PGMPTCP=')" PGMPTCP=1
