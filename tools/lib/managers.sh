@@ -40,7 +40,7 @@
 #    its walreceiver has 4 subflows; data checked.
 # Everything stays in $DEB_DIR/managers/ (the chroot is removed at the end;
 # MANAGERS_KEEP_ROOT=1 keeps it, and reuses it on the next run;
-# MANAGERS_ONLY=patroni or repmgr runs one part).
+# MANAGERS_ONLY=patroni runs part 1, MANAGERS_ONLY=repmgr parts 2 and 3).
 
 MANAGERS_DIR=$DEB_DIR/managers
 
@@ -483,11 +483,17 @@ managers_repmgr() {
 	local src="host=198.18.1.1 port=5432 user=postgres dbname=repmgr mptcp=1"
 	repmgr b 2 -d "$src" standby clone --fast-checkpoint
 	as_pg b "$bin/pg_ctl" -D "$rdir/2" -l "$rdir/2.log" -w start >/dev/null || fail "starting node 2"
+	# ("standby register" wants the standby streaming already: 60 s at most)
+	until_ok 60 sql a 5432 -c "SELECT 1/count(*) FROM pg_stat_replication WHERE application_name = 'node2' AND state = 'streaming'" ||
+		fail "node 2 does not stream from node 1 in 60 s"
 	repmgr b 2 standby register
 	ok "node 2 (B): repmgr standby clone, start, standby register"
 	repmgr a 3 -d "$src" standby clone --fast-checkpoint
 	echo "port = 5433" >>"$R$rdir/3/postgresql.conf"
 	as_pg a "$bin/pg_ctl" -D "$rdir/3" -l "$rdir/3.log" -w start >/dev/null || fail "starting node 3"
+	# ("standby register" wants the standby streaming already: 60 s at most)
+	until_ok 60 sql a 5432 -c "SELECT 1/count(*) FROM pg_stat_replication WHERE application_name = 'node3' AND state = 'streaming'" ||
+		fail "node 3 does not stream from node 1 in 60 s"
 	repmgr a 3 standby register
 	ok "node 3 (A, port 5433): repmgr standby clone, start, standby register"
 	local conninfo
