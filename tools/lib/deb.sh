@@ -199,9 +199,10 @@ cmd_deb_test() {
 }
 
 # The package tests' harness (deb-test, deb-test-clients), called from their
-# run function, whose locals R (the chroot), lab, lab_sh, srv and n it uses:
+# run function, whose locals R (the chroot), lab, lab_sh, srv and n it uses
+# (and lab_paths, if set: the lab's number of paths, default 2):
 # the chroot's mounts; a network namespace for the server (its holder
-# process in srv) with the 2-path lab; TAP helpers ok/fail/expect that stop
+# process in srv) with the lab; TAP helpers ok/fail/expect that stop
 # at the first failure, as does any failing command; and in_root, in_server
 # (the server's namespace) and in_client (the lab's client namespace), which
 # run a command in the chroot with a clean environment.
@@ -216,7 +217,7 @@ deb_harness() {
 	trap "$2 '$R' '$lab' $srv" EXIT
 	nsenter -t "$srv" -n ip link set lo up
 	rm -rf "$lab"
-	nsenter -t "$srv" -n env LAB_LIFETIME=1800 "$lab_sh" up "$lab" 2 >/dev/null
+	nsenter -t "$srv" -n env LAB_LIFETIME=1800 "$lab_sh" up "$lab" "${lab_paths:-2}" >/dev/null
 	ok() { n=$((n + 1)); echo "ok $n - $*"; }
 	fail() { echo "not ok $((n + 1)) - $*"; echo "$DEB_HARNESS_NAME: FAIL"; exit 1; }
 	expect() { [ "$2" = "$3" ] && ok "$1" || fail "$1: got '$2', expected '$3'"; }
