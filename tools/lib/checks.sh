@@ -288,8 +288,10 @@ cmd_check() {
 		[ "$SOURCE_KIND" != debian ] || series_check debian-patches cmd_verify_debian_patches
 		[ "$SOURCE_KIND" != debian ] || series_check archive cmd_verify_archive
 	fi
-	if is_root && [ -z "${PG_TEST_EXTRA+x}" ]; then
-		# As root the namespace-based suites can be set up; say so.
+	if [ -z "${PG_TEST_EXTRA+x}" ]; then
+		# Every MPTCP test opens TCP listen sockets and runs only with
+		# PG_TEST_EXTRA=mptcp (as src/test/ssl); the namespace-based ones
+		# also need unprivileged user namespaces and skip without them.
 		export PG_TEST_EXTRA=mptcp
 	fi
 	# (PostgreSQL 17's meson gives the tests its PG_TEST_EXTRA option, not
