@@ -135,20 +135,21 @@ configure_tree() {
 		{ tail -20 "$dir/configure.out"; die "configure failed"; }
 }
 
-# The autoconf build: configure detects IPPROTO_MPTCP here.  (The code
+# The autoconf build: configure defines USE_MPTCP on Linux.  (The code
 # under USE_MPTCP is compiled by the meson builds; what autoconf adds is the
-# detection and the Makefiles, which verify-portability builds in full.)
+# decision and the Makefiles, which verify-portability builds in full.)
 cmd_verify_autoconf() {
 	local dir=$WORKDIR/verify/autoconf
 	configure_tree "$dir"
-	grep -q '^#define HAVE_DECL_IPPROTO_MPTCP 1' "$dir/src/include/pg_config.h" ||
-		die "configure did not detect IPPROTO_MPTCP"
-	echo "configure: HAVE_DECL_IPPROTO_MPTCP 1"
+	grep -q '^#define USE_MPTCP 1' "$dir/src/include/pg_config.h" ||
+		die "configure did not define USE_MPTCP on Linux"
+	echo "configure: USE_MPTCP 1 ($(grep -m1 'Multipath TCP' "$dir/configure.out"))"
 	rm -rf "$dir"
 }
 
-# A build where IPPROTO_MPTCP does not exist, as on macOS, the BSDs and
-# Windows: configure is told so through its cache variable.  The whole tree
+# A build without MPTCP support, as on macOS, the BSDs and Windows:
+# configure is told so through its cache variable (pgac_cv_mptcp=no, what
+# it finds on every system but Linux).  The whole tree
 # (autoconf, so its Makefiles are checked too) compiles with -Werror, and
 # the installed server and libpq behave as documented: listen_mptcp = on is
 # refused at start, mptcp=prefer connects over TCP without a word,
@@ -159,13 +160,13 @@ cmd_verify_portability() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	is_root && chown "$TEST_USER:" "$dir"
-	configure_tree "$dir/src" ac_cv_have_decl_IPPROTO_MPTCP=no --prefix="$dir/install" CC="$cc" CFLAGS=-O0
-	grep -q '^#define HAVE_DECL_IPPROTO_MPTCP 0' "$dir/src/src/include/pg_config.h" ||
-		die "configure still declares IPPROTO_MPTCP"
+	configure_tree "$dir/src" pgac_cv_mptcp=no --prefix="$dir/install" CC="$cc" CFLAGS=-O0
+	! grep -q '^#define USE_MPTCP' "$dir/src/src/include/pg_config.h" ||
+		die "configure still defines USE_MPTCP"
 	(cd "$dir/src" && as_tester make -s -j"$(nproc)" COPT=-Werror install >make.out 2>&1 &&
 		as_tester make -s -C contrib/mptcpinfo COPT=-Werror install >>make.out 2>&1) ||
-		{ grep -E -A5 'error|warning' "$dir/src/make.out" | tail -40; die "the build without IPPROTO_MPTCP failed (-Werror)"; }
-	echo "build without IPPROTO_MPTCP: no warnings (-Werror), installed"
+		{ grep -E -A5 'error|warning' "$dir/src/make.out" | tail -40; die "the build without MPTCP support failed (-Werror)"; }
+	echo "build without MPTCP support: no warnings (-Werror), installed"
 	local bin=$dir/install/bin data=$dir/data out
 	as_tester "$bin/initdb" -D "$data" -A trust -U postgres >/dev/null
 	printf "listen_addresses = '127.0.0.1'\nport = $port\nunix_socket_directories = '$dir'\n" >>"$data/postgresql.conf"
@@ -249,6 +250,54 @@ cmd_verify_committer() {
 	done
 }
 
+# The whole tree cross-compiled for Windows with MinGW-w64 (Debian's
+# gcc-mingw-w64-x86-64), configured as the commitfest's "Windows - MinGW -
+# Meson" task does (-Dcassert=true -Dinjection_points=true -Db_pch=true,
+# -Dauto_features=disabled -Dnls=disabled) with -Dwerror=true, as its
+# CompilerWarnings task cross-compiles with -Werror.  Unlike that task it has
+# none of the optional libraries (Debian has no MinGW builds of them) and
+# runs nothing.  USE_MPTCP is off there and contrib/mptcpinfo is not built:
+# this catches Linux-only code outside USE_MPTCP, which the portability
+# check on Linux cannot.
+cmd_verify_mingw() {
+	local dir=$WORKDIR/build-mingw cross=$WORKDIR/mingw-w64-x86_64.cross c=
+	command -v x86_64-w64-mingw32-gcc >/dev/null ||
+		die "x86_64-w64-mingw32-gcc not found: run 'make deps PG_MAJOR=$PG_MAJOR' as root"
+	command -v ccache >/dev/null && c="'ccache', "
+	cat >"$cross.new" <<-EOF
+	[binaries]
+	c = [$c'x86_64-w64-mingw32-gcc']
+	ar = 'x86_64-w64-mingw32-ar'
+	strip = 'x86_64-w64-mingw32-strip'
+	windres = 'x86_64-w64-mingw32-windres'
+
+	[host_machine]
+	system = 'windows'
+	cpu_family = 'x86_64'
+	cpu = 'x86_64'
+	endian = 'little'
+	EOF
+	# (set up again when the cross file changes)
+	cmp -s "$cross.new" "$cross" || { mv "$cross.new" "$cross"; rm -rf "$dir"; }
+	rm -f "$cross.new"
+	if [ ! -f "$dir/build.ninja" ]; then
+		as_tester meson setup "$dir" "$TREE" --cross-file "$cross" -Dwerror=true \
+			-Dcassert=true -Dinjection_points=true -Db_pch=true \
+			-Dauto_features=disabled -Dnls=disabled -Dtap_tests=disabled \
+			>"$WORKDIR/meson-setup-mingw.log" 2>&1 ||
+			{ tail -30 "$WORKDIR/meson-setup-mingw.log"; die "meson setup for MinGW-w64 failed"; }
+	fi
+	as_tester ninja -C "$dir" >"$WORKDIR/build-mingw.log" 2>&1 ||
+		{ grep -E -B2 -A6 'error|warning' "$WORKDIR/build-mingw.log" | tail -40; die "MinGW-w64 build failed"; }
+	! grep -q '^#define USE_MPTCP' "$dir/src/include/pg_config.h" || die "USE_MPTCP defined for Windows"
+	[ -z "$(find "$dir/contrib" -name 'mptcpinfo*')" ] || die "contrib/mptcpinfo was built for Windows"
+	[ -f "$dir/src/backend/postgres.exe" ] && [ -f "$dir/src/interfaces/libpq/libpq.dll" ] ||
+		die "MinGW-w64 build made no postgres.exe or libpq.dll"
+	echo "MinGW-w64 (gcc $(x86_64-w64-mingw32-gcc -dumpversion)): whole tree builds with -Werror," \
+		"$(find "$dir" -name '*.exe' | wc -l) programs, $(find "$dir" -name '*.dll' | wc -l) DLLs;" \
+		"USE_MPTCP off, contrib/mptcpinfo not built"
+}
+
 # The documentation is valid DocBook.
 cmd_verify_docs() {
 	as_tester meson configure "$BUILD" -Ddocs=enabled >/dev/null
@@ -318,6 +367,7 @@ cmd_check() {
 		series_check autoconf cmd_verify_autoconf
 		series_check portability cmd_verify_portability
 		[ "$SOURCE_KIND" != git ] || series_check committer cmd_verify_committer
+		[ "$PG_MAJOR" != master ] || series_check mingw cmd_verify_mingw
 	fi
 	summarize_tests
 }
