@@ -303,6 +303,64 @@ cmd_verify_mingw() {
 		"USE_MPTCP off, contrib/mptcpinfo not built"
 }
 
+# The series on a C library that does not declare IPPROTO_MPTCP (glibc
+# before 2.32, as RHEL 8's 2.28, whose kernel has MPTCP backported): an
+# autoconf build in a Debian 11 "bullseye" chroot (glibc 2.31, made once by
+# mmdebstrap from Debian's archive and kept in .work/old-glibc), run in
+# private mount and network namespaces.  MPTCP must be built in: the server
+# listens with MPTCP, an mptcp=require connection is MPTCP, and mptcpinfo
+# sees it.  Skips with one line where no chroot can be made (not root, no
+# mmdebstrap, or the archive does not serve bullseye).
+OLD_GLIBC_SUITE=bullseye
+cmd_verify_old_glibc() {
+	local top=$TOP/.work/old-glibc root rc=0
+	root=$top/root
+	if [ ! -x "$root/usr/bin/gcc" ]; then
+		is_root || { echo "old-glibc: skipped, needs root to make the $OLD_GLIBC_SUITE chroot"; exit 77; }
+		command -v mmdebstrap >/dev/null || { echo "old-glibc: skipped, mmdebstrap not installed"; exit 77; }
+		rm -rf "$top"
+		mkdir -p "$top"
+		mmdebstrap --variant=apt --include=gcc,make,flex,bison,perl,libc6-dev,iproute2 \
+			"$OLD_GLIBC_SUITE" "$root" http://deb.debian.org/debian >"$top/mmdebstrap.log" 2>&1 ||
+			{ rm -rf "$root"; echo "old-glibc: skipped, could not make a $OLD_GLIBC_SUITE chroot: $(tail -1 "$top/mmdebstrap.log")"; exit 77; }
+	fi
+	is_root || { echo "old-glibc: skipped, needs root to enter the chroot"; exit 77; }
+	rm -rf "$root/build"
+	mkdir -p "$root/build/pg"
+	g archive HEAD | tar -x -C "$root/build/pg"
+	cat >"$root/build/run.sh" <<-'EOF'
+	set -e
+	echo "C library: $(ldd --version | head -1)"
+	! grep -q IPPROTO_MPTCP /usr/include/netinet/in.h || { echo "netinet/in.h declares IPPROTO_MPTCP"; exit 1; }
+	id pgt >/dev/null 2>&1 || useradd pgt
+	chown -R pgt /build
+	cd /build/pg
+	runuser -u pgt -- ./configure --without-icu --without-readline --without-zlib --prefix=/build/inst \
+		CFLAGS=-O1 >/build/configure.out 2>&1 || { tail -20 /build/configure.out; exit 1; }
+	grep -q '^#define USE_MPTCP 1' src/include/pg_config.h || { echo "USE_MPTCP not defined"; exit 1; }
+	(runuser -u pgt -- make -s -j"$(nproc)" COPT=-Werror install &&
+		runuser -u pgt -- make -s -C contrib/mptcpinfo COPT=-Werror install) >/build/make.out 2>&1 ||
+		{ grep -E -A5 'error|warning' /build/make.out | tail -30; exit 1; }
+	echo "built with -Werror, USE_MPTCP 1, netinet/in.h without IPPROTO_MPTCP"
+	b=/build/inst/bin
+	runuser -u pgt -- $b/initdb -D /build/data -A trust -U postgres >/dev/null
+	runuser -u pgt -- $b/pg_ctl -D /build/data -l /build/server.log -w -o \
+		"-c listen_mptcp=on -c listen_addresses=127.0.0.1 -c port=54330 -c unix_socket_directories=/tmp" start >/dev/null
+	c="host=127.0.0.1 port=54330 user=postgres dbname=postgres"
+	out=$(runuser -u pgt -- $b/psql -X -At -d "$c mptcp=require" -c "CREATE EXTENSION mptcpinfo" \
+		-c "SELECT mptcp FROM pg_stat_mptcp WHERE pid = pg_backend_pid()" 2>&1) || rc=1
+	runuser -u pgt -- $b/pg_ctl -D /build/data -w stop -m fast >/dev/null
+	[ "${rc:-0}" = 0 ] && [ "$out" = "CREATE EXTENSION
+	t" ] || { echo "mptcp=require: $out"; exit 1; }
+	echo "listen_mptcp = on: an mptcp=require connection is MPTCP (pg_stat_mptcp says so)"
+	EOF
+	unshare -mn --fork bash -c "mount -t proc proc '$root/proc' && mount --rbind /dev '$root/dev' &&
+		mount -t tmpfs tmpfs '$root/dev/shm' && ip link set lo up &&
+		chroot '$root' /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin bash /build/run.sh" || rc=$?
+	[ $rc -eq 0 ] || die "the build on $OLD_GLIBC_SUITE's glibc failed"
+	rm -rf "$root/build"
+}
+
 # The documentation is valid DocBook.
 cmd_verify_docs() {
 	as_tester meson configure "$BUILD" -Ddocs=enabled >/dev/null
@@ -373,6 +431,7 @@ cmd_check() {
 		series_check portability cmd_verify_portability
 		[ "$SOURCE_KIND" != git ] || series_check committer cmd_verify_committer
 		[ "$PG_MAJOR" != master ] || series_check mingw cmd_verify_mingw
+		[ "$PG_MAJOR" != master ] || series_check old-glibc cmd_verify_old_glibc
 	fi
 	summarize_tests
 }
