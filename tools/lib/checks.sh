@@ -295,7 +295,7 @@ cmd_verify_mingw() {
 	as_tester ninja -C "$dir" >"$WORKDIR/build-mingw.log" 2>&1 ||
 		{ grep -E -B2 -A6 'error|warning' "$WORKDIR/build-mingw.log" | tail -40; die "MinGW-w64 build failed"; }
 	! grep -q '^#define USE_MPTCP' "$dir/src/include/pg_config.h" || die "USE_MPTCP defined for Windows"
-	[ -z "$(find "$dir/contrib" -name 'mptcpinfo*')" ] || die "contrib/mptcpinfo was built for Windows"
+	[ -z "$(find "$dir/contrib" -type f -name 'mptcpinfo*')" ] || die "contrib/mptcpinfo was built for Windows"
 	[ -f "$dir/src/backend/postgres.exe" ] && [ -f "$dir/src/interfaces/libpq/libpq.dll" ] ||
 		die "MinGW-w64 build made no postgres.exe or libpq.dll"
 	echo "MinGW-w64 (gcc $(x86_64-w64-mingw32-gcc -dumpversion)): whole tree builds with -Werror," \
