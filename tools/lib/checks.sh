@@ -135,20 +135,21 @@ configure_tree() {
 		{ tail -20 "$dir/configure.out"; die "configure failed"; }
 }
 
-# The autoconf build: configure detects IPPROTO_MPTCP here.  (The code
+# The autoconf build: configure defines USE_MPTCP on Linux.  (The code
 # under USE_MPTCP is compiled by the meson builds; what autoconf adds is the
-# detection and the Makefiles, which verify-portability builds in full.)
+# decision and the Makefiles, which verify-portability builds in full.)
 cmd_verify_autoconf() {
 	local dir=$WORKDIR/verify/autoconf
 	configure_tree "$dir"
-	grep -q '^#define HAVE_DECL_IPPROTO_MPTCP 1' "$dir/src/include/pg_config.h" ||
-		die "configure did not detect IPPROTO_MPTCP"
-	echo "configure: HAVE_DECL_IPPROTO_MPTCP 1"
+	grep -q '^#define USE_MPTCP 1' "$dir/src/include/pg_config.h" ||
+		die "configure did not define USE_MPTCP on Linux"
+	echo "configure: USE_MPTCP 1 ($(grep -m1 'Multipath TCP' "$dir/configure.out"))"
 	rm -rf "$dir"
 }
 
-# A build where IPPROTO_MPTCP does not exist, as on macOS, the BSDs and
-# Windows: configure is told so through its cache variable.  The whole tree
+# A build without MPTCP support, as on macOS, the BSDs and Windows:
+# configure is told so through its cache variable (pgac_cv_mptcp=no, what
+# it finds on every system but Linux).  The whole tree
 # (autoconf, so its Makefiles are checked too) compiles with -Werror, and
 # the installed server and libpq behave as documented: listen_mptcp = on is
 # refused at start, mptcp=prefer connects over TCP without a word,
@@ -159,13 +160,13 @@ cmd_verify_portability() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	is_root && chown "$TEST_USER:" "$dir"
-	configure_tree "$dir/src" ac_cv_have_decl_IPPROTO_MPTCP=no --prefix="$dir/install" CC="$cc" CFLAGS=-O0
-	grep -q '^#define HAVE_DECL_IPPROTO_MPTCP 0' "$dir/src/src/include/pg_config.h" ||
-		die "configure still declares IPPROTO_MPTCP"
+	configure_tree "$dir/src" pgac_cv_mptcp=no --prefix="$dir/install" CC="$cc" CFLAGS=-O0
+	! grep -q '^#define USE_MPTCP' "$dir/src/src/include/pg_config.h" ||
+		die "configure still defines USE_MPTCP"
 	(cd "$dir/src" && as_tester make -s -j"$(nproc)" COPT=-Werror install >make.out 2>&1 &&
 		as_tester make -s -C contrib/mptcpinfo COPT=-Werror install >>make.out 2>&1) ||
-		{ grep -E -A5 'error|warning' "$dir/src/make.out" | tail -40; die "the build without IPPROTO_MPTCP failed (-Werror)"; }
-	echo "build without IPPROTO_MPTCP: no warnings (-Werror), installed"
+		{ grep -E -A5 'error|warning' "$dir/src/make.out" | tail -40; die "the build without MPTCP support failed (-Werror)"; }
+	echo "build without MPTCP support: no warnings (-Werror), installed"
 	local bin=$dir/install/bin data=$dir/data out
 	as_tester "$bin/initdb" -D "$data" -A trust -U postgres >/dev/null
 	printf "listen_addresses = '127.0.0.1'\nport = $port\nunix_socket_directories = '$dir'\n" >>"$data/postgresql.conf"
@@ -249,6 +250,117 @@ cmd_verify_committer() {
 	done
 }
 
+# The whole tree cross-compiled for Windows with MinGW-w64 (Debian's
+# gcc-mingw-w64-x86-64), configured as the commitfest's "Windows - MinGW -
+# Meson" task does (-Dcassert=true -Dinjection_points=true -Db_pch=true,
+# -Dauto_features=disabled -Dnls=disabled) with -Dwerror=true, as its
+# CompilerWarnings task cross-compiles with -Werror.  Unlike that task it has
+# none of the optional libraries (Debian has no MinGW builds of them) and
+# runs nothing.  USE_MPTCP is off there and contrib/mptcpinfo is not built:
+# this catches Linux-only code outside USE_MPTCP, which the portability
+# check on Linux cannot.
+cmd_verify_mingw() {
+	local dir=$WORKDIR/build-mingw cross=$WORKDIR/mingw-w64-x86_64.cross c=
+	command -v x86_64-w64-mingw32-gcc >/dev/null ||
+		die "x86_64-w64-mingw32-gcc not found: run 'make deps PG_MAJOR=$PG_MAJOR' as root"
+	command -v ccache >/dev/null && c="'ccache', "
+	cat >"$cross.new" <<-EOF
+	[binaries]
+	c = [$c'x86_64-w64-mingw32-gcc']
+	ar = 'x86_64-w64-mingw32-ar'
+	strip = 'x86_64-w64-mingw32-strip'
+	windres = 'x86_64-w64-mingw32-windres'
+
+	[host_machine]
+	system = 'windows'
+	cpu_family = 'x86_64'
+	cpu = 'x86_64'
+	endian = 'little'
+	EOF
+	# A cross build runs no program it builds: zic, which compiles the time
+	# zone data, comes from the native test build.
+	local opts=(--cross-file "$cross" -DZIC="$BUILD/src/timezone/zic" -Dwerror=true
+		-Dcassert=true -Dinjection_points=true -Db_pch=true
+		-Dauto_features=disabled -Dnls=disabled -Dtap_tests=disabled)
+	[ -x "$BUILD/src/timezone/zic" ] || die "no native zic: run 'make build PG_MAJOR=$PG_MAJOR' first"
+	# (set up again when the cross file or the options change)
+	cmp -s "$cross.new" "$cross" || { mv "$cross.new" "$cross"; rm -rf "$dir"; }
+	rm -f "$cross.new"
+	[ "$(cat "$dir/.setup-options" 2>/dev/null)" = "${opts[*]}" ] || rm -rf "$dir"
+	if [ ! -f "$dir/build.ninja" ]; then
+		as_tester meson setup "$dir" "$TREE" "${opts[@]}" >"$WORKDIR/meson-setup-mingw.log" 2>&1 ||
+			{ tail -30 "$WORKDIR/meson-setup-mingw.log"; die "meson setup for MinGW-w64 failed"; }
+		echo "${opts[*]}" >"$dir/.setup-options"
+	fi
+	as_tester ninja -C "$dir" >"$WORKDIR/build-mingw.log" 2>&1 ||
+		{ grep -E -B2 -A6 'error|warning' "$WORKDIR/build-mingw.log" | tail -40; die "MinGW-w64 build failed"; }
+	! grep -q '^#define USE_MPTCP' "$dir/src/include/pg_config.h" || die "USE_MPTCP defined for Windows"
+	[ -z "$(find "$dir/contrib" -type f -name 'mptcpinfo*')" ] || die "contrib/mptcpinfo was built for Windows"
+	[ -f "$dir/src/backend/postgres.exe" ] && [ -f "$dir/src/interfaces/libpq/libpq.dll" ] ||
+		die "MinGW-w64 build made no postgres.exe or libpq.dll"
+	echo "MinGW-w64 (gcc $(x86_64-w64-mingw32-gcc -dumpversion)): whole tree builds with -Werror," \
+		"$(find "$dir" -name '*.exe' | wc -l) programs, $(find "$dir" -name '*.dll' | wc -l) DLLs;" \
+		"USE_MPTCP off, contrib/mptcpinfo not built"
+}
+
+# The series on a C library that does not declare IPPROTO_MPTCP (glibc
+# before 2.32, as RHEL 8's 2.28, whose kernel has MPTCP backported): an
+# autoconf build in a Debian 11 "bullseye" chroot (glibc 2.31, made once by
+# mmdebstrap from Debian's archive and kept in .work/old-glibc), run in
+# private mount and network namespaces.  MPTCP must be built in: the server
+# listens with MPTCP, an mptcp=require connection is MPTCP, and mptcpinfo
+# sees it.  Skips with one line where no chroot can be made (not root, no
+# mmdebstrap, or the archive does not serve bullseye).
+OLD_GLIBC_SUITE=bullseye
+cmd_verify_old_glibc() {
+	local top=$TOP/.work/old-glibc root rc=0
+	root=$top/root
+	if [ ! -x "$root/usr/bin/gcc" ]; then
+		is_root || { echo "old-glibc: skipped, needs root to make the $OLD_GLIBC_SUITE chroot"; exit 77; }
+		command -v mmdebstrap >/dev/null || { echo "old-glibc: skipped, mmdebstrap not installed"; exit 77; }
+		rm -rf "$top"
+		mkdir -p "$top"
+		mmdebstrap --variant=apt --include=gcc,make,flex,bison,perl,libc6-dev,iproute2 \
+			"$OLD_GLIBC_SUITE" "$root" http://deb.debian.org/debian >"$top/mmdebstrap.log" 2>&1 ||
+			{ rm -rf "$root"; echo "old-glibc: skipped, could not make a $OLD_GLIBC_SUITE chroot: $(tail -1 "$top/mmdebstrap.log")"; exit 77; }
+	fi
+	is_root || { echo "old-glibc: skipped, needs root to enter the chroot"; exit 77; }
+	rm -rf "$root/build"
+	mkdir -p "$root/build/pg"
+	g archive HEAD | tar -x -C "$root/build/pg"
+	cat >"$root/build/run.sh" <<-'EOF'
+	set -e
+	echo "C library: $(ldd --version | head -1)"
+	! grep -q IPPROTO_MPTCP /usr/include/netinet/in.h || { echo "netinet/in.h declares IPPROTO_MPTCP"; exit 1; }
+	id pgt >/dev/null 2>&1 || useradd pgt
+	chown -R pgt /build
+	cd /build/pg
+	runuser -u pgt -- ./configure --without-icu --without-readline --without-zlib --prefix=/build/inst \
+		CFLAGS=-O1 >/build/configure.out 2>&1 || { tail -20 /build/configure.out; exit 1; }
+	grep -q '^#define USE_MPTCP 1' src/include/pg_config.h || { echo "USE_MPTCP not defined"; exit 1; }
+	(runuser -u pgt -- make -s -j"$(nproc)" COPT=-Werror install &&
+		runuser -u pgt -- make -s -C contrib/mptcpinfo COPT=-Werror install) >/build/make.out 2>&1 ||
+		{ grep -E -A5 'error|warning' /build/make.out | tail -30; exit 1; }
+	echo "built with -Werror, USE_MPTCP 1, netinet/in.h without IPPROTO_MPTCP"
+	b=/build/inst/bin
+	runuser -u pgt -- $b/initdb -D /build/data -A trust -U postgres >/dev/null
+	runuser -u pgt -- $b/pg_ctl -D /build/data -l /build/server.log -w -o \
+		"-c listen_mptcp=on -c listen_addresses=127.0.0.1 -c port=54330 -c unix_socket_directories=/tmp" start >/dev/null
+	c="host=127.0.0.1 port=54330 user=postgres dbname=postgres"
+	out=$(runuser -u pgt -- $b/psql -X -At -d "$c mptcp=require" -c "CREATE EXTENSION mptcpinfo" \
+		-c "SELECT mptcp FROM pg_stat_mptcp WHERE pid = pg_backend_pid()" 2>&1) || rc=1
+	runuser -u pgt -- $b/pg_ctl -D /build/data -w stop -m fast >/dev/null
+	[ "${rc:-0}" = 0 ] && [ "$out" = "CREATE EXTENSION
+	t" ] || { echo "mptcp=require: $out"; exit 1; }
+	echo "listen_mptcp = on: an mptcp=require connection is MPTCP (pg_stat_mptcp says so)"
+	EOF
+	unshare -mn --fork bash -c "mount -t proc proc '$root/proc' && mount --rbind /dev '$root/dev' &&
+		mount -t tmpfs tmpfs '$root/dev/shm' && ip link set lo up &&
+		chroot '$root' /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin bash /build/run.sh" || rc=$?
+	[ $rc -eq 0 ] || die "the build on $OLD_GLIBC_SUITE's glibc failed"
+	rm -rf "$root/build"
+}
+
 # The documentation is valid DocBook.
 cmd_verify_docs() {
 	as_tester meson configure "$BUILD" -Ddocs=enabled >/dev/null
@@ -288,8 +400,10 @@ cmd_check() {
 		[ "$SOURCE_KIND" != debian ] || series_check debian-patches cmd_verify_debian_patches
 		[ "$SOURCE_KIND" != debian ] || series_check archive cmd_verify_archive
 	fi
-	if is_root && [ -z "${PG_TEST_EXTRA+x}" ]; then
-		# As root the namespace-based suites can be set up; say so.
+	if [ -z "${PG_TEST_EXTRA+x}" ]; then
+		# Every MPTCP test opens TCP listen sockets and runs only with
+		# PG_TEST_EXTRA=mptcp (as src/test/ssl); the namespace-based ones
+		# also need unprivileged user namespaces and skip without them.
 		export PG_TEST_EXTRA=mptcp
 	fi
 	# (PostgreSQL 17's meson gives the tests its PG_TEST_EXTRA option, not
@@ -316,6 +430,8 @@ cmd_check() {
 		series_check autoconf cmd_verify_autoconf
 		series_check portability cmd_verify_portability
 		[ "$SOURCE_KIND" != git ] || series_check committer cmd_verify_committer
+		[ "$PG_MAJOR" != master ] || series_check mingw cmd_verify_mingw
+		[ "$PG_MAJOR" != master ] || series_check old-glibc cmd_verify_old_glibc
 	fi
 	summarize_tests
 }

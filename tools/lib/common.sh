@@ -89,6 +89,7 @@ APT_PACKAGES="build-essential meson ninja-build flex bison pkg-config perl
 # The committer checks of the git majors build with clang, with every
 # feature whose headers headerscheck reads (JIT, PL/Perl, PL/Python).
 [ "$SOURCE_KIND" = debian ] || APT_PACKAGES="$APT_PACKAGES clang llvm-dev libperl-dev python3-dev"
+[ "$PG_MAJOR" != master ] || APT_PACKAGES="$APT_PACKAGES gcc-mingw-w64-x86-64"
 # A Debian major's series also goes on top of Debian's own patches (quilt).
 [ "$SOURCE_KIND" != debian ] || APT_PACKAGES="$APT_PACKAGES quilt"
 

@@ -3,11 +3,12 @@
 
 # pg_stat_mptcp and pg_stat_mptcp_subflows on live connections: plain TCP
 # and MPTCP rows, the privileges of other roles' rows, counters that move
-# during a transfer, and, with PG_TEST_EXTRA=mptcp, a pg_basebackup over a
-# four-path lab whose subflows are all visible and add up.
+# during a transfer, and a pg_basebackup over a four-path lab whose
+# subflows are all visible and add up.
 #
-# Needs a Linux kernel that can create MPTCP sockets; skips otherwise.  The
-# lab part runs in a private network namespace (see src/test/mptcp/README).
+# Runs only with PG_TEST_EXTRA=mptcp, in a private network namespace (see
+# src/test/mptcp/README), and needs a Linux kernel that can create MPTCP
+# sockets; skips otherwise.
 
 use strict;
 use warnings FATAL => 'all';
@@ -19,8 +20,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-# With PG_TEST_EXTRA=mptcp, the whole test runs in a private namespace.
-BEGIN { MptcpUtils::enter_private_netns() if MptcpUtils::extra_enabled(); }
+BEGIN { MptcpUtils::enter_private_netns(); }
 
 MptcpUtils::require_kernel_mptcp();
 MptcpUtils::use_tcp_nodes();

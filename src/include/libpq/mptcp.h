@@ -17,16 +17,19 @@
 #ifndef PG_MPTCP_H
 #define PG_MPTCP_H
 
-#if defined(HAVE_DECL_IPPROTO_MPTCP) && HAVE_DECL_IPPROTO_MPTCP && defined(__linux__)
-#define USE_MPTCP 1
-#endif
-
+/*
+ * USE_MPTCP is defined by configure and meson on Linux, whatever the C
+ * library declares.
+ */
 #ifdef USE_MPTCP
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
 /* Values of the Linux UAPI, for C libraries and headers that predate them */
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262		/* glibc 2.32 */
+#endif
 #ifndef SOL_MPTCP
 #define SOL_MPTCP 284
 #endif

@@ -1,12 +1,12 @@
 
 # Copyright (c) 2026, PostgreSQL Global Development Group
 
-# Smoke test of the MPTCP test setup: a node on TCP answers a query, and,
-# with PG_TEST_EXTRA=mptcp, the same works inside a private network
-# namespace where this unprivileged user may configure MPTCP.
+# Smoke test of the MPTCP test setup: inside a private network namespace
+# where this unprivileged user may configure MPTCP, a node on TCP answers
+# a query.
 #
-# Run with PG_TEST_EXTRA=mptcp on Linux with unprivileged user namespaces
-# (see README); without it, only the loopback part runs.
+# Runs only with PG_TEST_EXTRA=mptcp, on Linux with unprivileged user
+# namespaces (see README).
 
 use strict;
 use warnings FATAL => 'all';
@@ -17,9 +17,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-# With PG_TEST_EXTRA=mptcp, this re-executes the script in a private
-# network namespace, before any test output.
-BEGIN { MptcpUtils::enter_private_netns() if MptcpUtils::extra_enabled(); }
+# This re-executes the script in a private network namespace, before any
+# test output.
+BEGIN { MptcpUtils::enter_private_netns(); }
 
 MptcpUtils::use_tcp_nodes();
 
@@ -39,14 +39,6 @@ sub check_node
 		qr/^127\.0\.0\.1$/, "$label: connection is TCP to 127.0.0.1");
 	$node->stop;
 	return;
-}
-
-if (!MptcpUtils::extra_enabled())
-{
-	check_node('host');
-	note 'namespace part skipped: mptcp not enabled in PG_TEST_EXTRA';
-	done_testing();
-	exit;
 }
 
 # Inside the namespace: the path manager is ours to configure.

@@ -6,7 +6,10 @@
 # log_connections line, from the accepted socket) and by libpq
 # (PQmptcpInUse, shown by psql's \conninfo).
 #
-# Needs a Linux kernel that can create MPTCP sockets; skips otherwise.
+# It opens TCP/IP listen sockets on the loopback interface with trust
+# authentication, so it runs only when PG_TEST_EXTRA contains "mptcp" (as
+# src/test/ssl does), and needs a Linux kernel that can create MPTCP
+# sockets; skips otherwise.
 
 use strict;
 use warnings FATAL => 'all';
@@ -18,6 +21,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+MptcpUtils::require_extra();
 MptcpUtils::require_kernel_mptcp();
 MptcpUtils::use_tcp_nodes();
 

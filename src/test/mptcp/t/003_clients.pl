@@ -10,7 +10,10 @@
 # mptcp into primary_conninfo only when it was asked for, so that a stock
 # libpq (tested where one is installed) can use what it wrote.
 #
-# Needs a Linux kernel that can create MPTCP sockets; skips otherwise.
+# It opens TCP/IP listen sockets on the loopback interface with trust
+# authentication, so it runs only when PG_TEST_EXTRA contains "mptcp" (as
+# src/test/ssl does), and needs a Linux kernel that can create MPTCP
+# sockets; skips otherwise.
 
 use strict;
 use warnings FATAL => 'all';
@@ -21,6 +24,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+MptcpUtils::require_extra();
 MptcpUtils::require_kernel_mptcp();
 MptcpUtils::use_tcp_nodes();
 

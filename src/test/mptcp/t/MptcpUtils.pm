@@ -13,7 +13,9 @@ MptcpUtils - helpers for the Multipath TCP tests
   use lib $FindBin::RealBin;
   use MptcpUtils;
 
-  # skip the whole test unless the kernel can open MPTCP sockets
+  # skip the whole test unless PG_TEST_EXTRA contains "mptcp" (it opens
+  # TCP/IP listen sockets), or unless the kernel can open MPTCP sockets
+  MptcpUtils::require_extra();
   MptcpUtils::require_kernel_mptcp();
 
   # run this test inside a private network namespace (only with
@@ -119,6 +121,24 @@ sub extra_enabled
 
 =pod
 
+=item require_extra()
+
+Skips the test unless PG_TEST_EXTRA contains "mptcp".  Every test that opens
+TCP/IP listen sockets calls it (or enter_private_netns()): the nodes trust
+local connections, which any local user could then use, as in src/test/ssl.
+
+=cut
+
+sub require_extra
+{
+	plan skip_all =>
+	  'Potentially unsafe test mptcp not enabled in PG_TEST_EXTRA'
+	  unless extra_enabled();
+	return;
+}
+
+=pod
+
 =item enter_private_netns()
 
 Skips the test unless PG_TEST_EXTRA contains "mptcp" and unprivileged user
@@ -137,9 +157,7 @@ sub enter_private_netns
 		return;
 	}
 
-	plan skip_all =>
-	  'Potentially unsafe test mptcp not enabled in PG_TEST_EXTRA'
-	  unless extra_enabled();
+	require_extra();
 	plan skip_all => 'network namespace tests need Linux'
 	  if $Config{osname} ne 'linux';
 
