@@ -54,14 +54,8 @@ clients_test_run() {
 	step() { echo "# $* [at $((SECONDS - t0)) s]"; }
 
 	step "1. our packages, a server with listen_mptcp = on in the lab, and the clients' packages"
-	local debs=() f p ver
-	mkdir -p "$R/tmp/debs"
-	for p in libpq5 "postgresql-$V" "postgresql-client-$V"; do
-		f=$(ls "$DEB_OUT/${p}"_*.deb)
-		cp "$f" "$R/tmp/debs/"
-		debs+=("/tmp/debs/$(basename "$f")")
-	done
-	ver=$(dpkg-deb -f "$f" Version)
+	local debs=() ver
+	deb_copy_ours
 	apt_in update
 	# (apt takes what the packages need, postgresql-common and the rest,
 	# from the archive; ours may be older than the archive's newest)

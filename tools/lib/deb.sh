@@ -365,6 +365,20 @@ print(cur.fetchone()[0])" "$wait_sql")" "true 2"
 	echo "deb-test: PASS ($n checks: $PG_SOURCE_PACKAGE $stock -> $DEB_VERSION -> $stock, Debian $PG_DEBIAN_SUITE)"
 }
 
+# deb_copy_ours: our libpq5, server and client packages into the chroot $R
+# (/tmp/debs), for the package tests; sets the caller's debs (their paths
+# in the chroot) and ver (our version).
+deb_copy_ours() {
+	local f p
+	mkdir -p "$R/tmp/debs"
+	for p in libpq5 "postgresql-$V" "postgresql-client-$V"; do
+		f=$(ls "$DEB_OUT/${p}"_*.deb)
+		cp "$f" "$R/tmp/debs/"
+		debs+=("/tmp/debs/$(basename "$f")")
+	done
+	ver=$(dpkg-deb -f "$f" Version)
+}
+
 deb_mount_all() {
 	mount -t proc proc "$1/proc" &&
 		mount --rbind /dev "$1/dev" &&

@@ -132,14 +132,8 @@ managers_test_run() {
 	}
 
 	step "our packages, Patroni, etcd and repmgr from Debian $PG_DEBIAN_SUITE; 4 paths between A and B"
-	local debs=() f p ver
-	mkdir -p "$R/tmp/debs"
-	for p in libpq5 "postgresql-$V" "postgresql-client-$V"; do
-		f=$(ls "$DEB_OUT/${p}"_*.deb)
-		cp "$f" "$R/tmp/debs/"
-		debs+=("/tmp/debs/$(basename "$f")")
-	done
-	ver=$(dpkg-deb -f "$f" Version)
+	local debs=() ver
+	deb_copy_ours
 	apt_in update
 	# (patroni depends on one DCS client of a list, and apt picks
 	# python3-consul: python3-etcd, which patroni.dcs.etcd3 needs, is named)
