@@ -110,7 +110,7 @@ sub probe
   PERFORM pg_sleep(1);
 END \$\$},
 		'-c' => q{SELECT m.subflows || '|' ||
-  (SELECT string_agg(host(s.local_addr) || ':' || s.backup, ',' ORDER BY s.local_addr)
+  (SELECT string_agg(host(s.local_addr) || ':' || coalesce(s.backup::text, ''), ',' ORDER BY s.local_addr)
      FROM pg_stat_mptcp_subflows s WHERE s.pid = m.pid)
   FROM pg_stat_mptcp m WHERE m.pid = pg_backend_pid()});
 }
@@ -250,7 +250,7 @@ is( standby_query(
 	"standby: the walreceiver's subflows, one per path");
 like(
 	standby_query(
-		q{SELECT string_agg(host(s.remote_addr), ',') FILTER (WHERE s.backup) || '|' || count(*) FILTER (WHERE s.backup IS NULL)
+		q{SELECT coalesce(string_agg(host(s.remote_addr), ',') FILTER (WHERE s.backup), '') || '|' || count(*) FILTER (WHERE s.backup IS NULL)
 		    FROM pg_stat_wal_receiver w JOIN pg_stat_mptcp_subflows s USING (pid)}
 	),
 	$flags_known ? qr/^198\.18\.4\.1\|0$/ : qr/^(?:198\.18\.4\.1\|0|\|$npaths)$/,
