@@ -243,9 +243,11 @@ SKIP:
 			if ($row =~ /^(\d+)\|(\d+)$/ && $1 == $npaths)
 			{
 				push @samples, $2;
-				$subflow_rows = query(
+				# (the last reading taken while the backup still ran)
+				my $r = query(
 					"SELECT count(*) || '|' || coalesce(sum(s.bytes_acked)::text, '') || '|' || coalesce(m.bytes_acked::text, '') FROM pg_stat_mptcp_subflows s JOIN pg_stat_mptcp m USING (pid) WHERE pid = $pid GROUP BY m.bytes_acked"
 				);
+				$subflow_rows = $r if $r ne '';
 				last if @samples >= 2;
 				sleep 1;
 				next;
