@@ -26,7 +26,11 @@ KERNELS_REQUIREMENTS=$TOP/tools/kernels-requirements.txt
 KERNELS_APT_PACKAGES="qemu-system-x86 kmod busybox-static file python3-venv"
 # "make install" without PREFIX= installs to $WORKDIR/install; the kernels
 # get their own prefix unless one is given.
-if [ "$PREFIX" = "$WORKDIR/install" ]; then
+# (KERNELS_PREFIX=DIR: that installation, whatever PREFIX says, e.g. the
+# one a check made, with KERNELS_NO_INSTALL=1)
+if [ -n "${KERNELS_PREFIX:-}" ]; then
+	:
+elif [ "$PREFIX" = "$WORKDIR/install" ]; then
 	KERNELS_PREFIX=$KERNELS_DIR/pg$PG_MAJOR
 else
 	KERNELS_PREFIX=$PREFIX
