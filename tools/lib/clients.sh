@@ -28,11 +28,7 @@ cmd_deb_test_clients() {
 	deb_need_debian_major
 	mkdir -p "$CLIENTS_DIR"
 	deb_host_tools deb-test-clients
-	local p
-	for p in libpq5 "postgresql-$MAJOR_NUMBER" "postgresql-client-$MAJOR_NUMBER"; do
-		ls "$DEB_OUT/${p}"_*.deb >/dev/null 2>&1 ||
-			die "no $p package in $DEB_OUT: run 'make deb PG_MAJOR=$PG_MAJOR' first"
-	done
+	deb_need_ours
 	local start=$SECONDS rc=0
 	# (deb.sh's helpers write their logs into $DEB_DIR: ours into clients/)
 	DEB_DIR=$CLIENTS_DIR deb_chroot "$CLIENTS_DIR/root"
@@ -54,7 +50,7 @@ clients_test_run() {
 	step() { echo "# $* [at $((SECONDS - t0)) s]"; }
 
 	step "1. our packages, a server with listen_mptcp = on in the lab, and the clients' packages"
-	local debs=() ver
+	local debs=() ver p
 	deb_copy_ours
 	apt_in update
 	# (apt takes what the packages need, postgresql-common and the rest,

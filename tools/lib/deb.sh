@@ -365,6 +365,15 @@ print(cur.fetchone()[0])" "$wait_sql")" "true 2"
 	echo "deb-test: PASS ($n checks: $PG_SOURCE_PACKAGE $stock -> $DEB_VERSION -> $stock, Debian $PG_DEBIAN_SUITE)"
 }
 
+# deb_need_ours: our libpq5, server and client packages are built (make deb)
+deb_need_ours() {
+	local p
+	for p in libpq5 "postgresql-$MAJOR_NUMBER" "postgresql-client-$MAJOR_NUMBER"; do
+		ls "$DEB_OUT/${p}"_*.deb >/dev/null 2>&1 ||
+			die "no $p package in $DEB_OUT: run 'make deb PG_MAJOR=$PG_MAJOR' first"
+	done
+}
+
 # deb_copy_ours: our libpq5, server and client packages into the chroot $R
 # (/tmp/debs), for the package tests; sets the caller's debs (their paths
 # in the chroot) and ver (our version).

@@ -48,11 +48,7 @@ cmd_deb_test_managers() {
 	deb_need_debian_major
 	mkdir -p "$MANAGERS_DIR"
 	deb_host_tools deb-test-managers
-	local p
-	for p in libpq5 "postgresql-$MAJOR_NUMBER" "postgresql-client-$MAJOR_NUMBER"; do
-		ls "$DEB_OUT/${p}"_*.deb >/dev/null 2>&1 ||
-			die "no $p package in $DEB_OUT: run 'make deb PG_MAJOR=$PG_MAJOR' first"
-	done
+	deb_need_ours
 	local start=$SECONDS rc=0
 	if [ -n "${MANAGERS_KEEP_ROOT:-}" ] && [ -d "$MANAGERS_DIR/root/usr" ]; then
 		note "reusing the chroot $MANAGERS_DIR/root (MANAGERS_KEEP_ROOT)"
@@ -132,7 +128,7 @@ managers_test_run() {
 	}
 
 	step "our packages, Patroni, etcd and repmgr from Debian $PG_DEBIAN_SUITE; 4 paths between A and B"
-	local debs=() ver
+	local debs=() ver p
 	deb_copy_ours
 	apt_in update
 	# (patroni depends on one DCS client of a list, and apt picks
