@@ -89,6 +89,31 @@ mptcp_addr_to_mapped(int family, const void *addr, uint8 *out)
 		memcpy(out, addr, 16);
 }
 
+bool
+mptcp_sockaddr_to_mapped(const struct sockaddr_storage *ss, uint8 *addr,
+						 uint16 *port, int *family)
+{
+	if (ss->ss_family == AF_INET)
+	{
+		const struct sockaddr_in *sin = (const struct sockaddr_in *) ss;
+
+		mptcp_addr_to_mapped(AF_INET, &sin->sin_addr, addr);
+		*port = ntohs(sin->sin_port);
+	}
+	else if (ss->ss_family == AF_INET6)
+	{
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *) ss;
+
+		mptcp_addr_to_mapped(AF_INET6, &sin6->sin6_addr, addr);
+		*port = ntohs(sin6->sin6_port);
+	}
+	else
+		return false;
+	if (family)
+		*family = ss->ss_family;
+	return true;
+}
+
 /*
  * Does an MPTCP socket listen at this address (of the given family, 4 or 16
  * bytes) and port, so that joins there can succeed?  Either bound to the

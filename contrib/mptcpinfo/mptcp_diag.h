@@ -206,4 +206,12 @@ extern bool mptcp_diag_subflow_details(const MptcpSockEnds *ends,
 /* an address of the given family as IPv6, IPv4 ones IPv4-mapped */
 extern void mptcp_addr_to_mapped(int family, const void *addr, uint8 *out);
 
+/*
+ * An IPv4 or IPv6 socket address as an address as above, its port and (if
+ * family is not NULL) its family; false for any other kind.
+ */
+struct sockaddr_storage;
+extern bool mptcp_sockaddr_to_mapped(const struct sockaddr_storage *ss,
+									 uint8 *addr, uint16 *port, int *family);
+
 #endif							/* MPTCP_DIAG_H */

@@ -178,28 +178,6 @@ static TcpInfo tcpinfo_buf[MPTCP_REPORT_MAX_SUBFLOWS];
 static SubflowInfo sfinfo_buf[MPTCP_REPORT_MAX_SUBFLOWS];
 
 static void
-sockaddr_to_ends(const struct sockaddr_storage *ss, uint8 *addr, uint16 *port,
-				 int *family)
-{
-	if (ss->ss_family == AF_INET)
-	{
-		const struct sockaddr_in *sin = (const struct sockaddr_in *) ss;
-
-		mptcp_addr_to_mapped(AF_INET, &sin->sin_addr, addr);
-		*port = ntohs(sin->sin_port);
-		*family = AF_INET;
-	}
-	else if (ss->ss_family == AF_INET6)
-	{
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *) ss;
-
-		mptcp_addr_to_mapped(AF_INET6, &sin6->sin6_addr, addr);
-		*port = ntohs(sin6->sin6_port);
-		*family = AF_INET6;
-	}
-}
-
-static void
 add_subflow(MptcpReport *r, uint64 inode, uint32 token,
 			const SubflowAddrs *addrs, const TcpInfo *info, uint32 info_len)
 {
@@ -214,10 +192,10 @@ add_subflow(MptcpReport *r, uint64 inode, uint32 token,
 	memset(s, 0, sizeof(*s));
 	s->inode = inode;
 	s->token = token;
-	sockaddr_to_ends(&addrs->local, s->ends.local, &s->ends.local_port,
-					 &s->ends.family);
-	sockaddr_to_ends(&addrs->remote, s->ends.remote, &s->ends.remote_port,
-					 &s->ends.family);
+	(void) mptcp_sockaddr_to_mapped(&addrs->local, s->ends.local,
+									&s->ends.local_port, &s->ends.family);
+	(void) mptcp_sockaddr_to_mapped(&addrs->remote, s->ends.remote,
+									&s->ends.remote_port, &s->ends.family);
 	s->info_len = Min(info_len, sizeof(TcpInfo));
 	memcpy(&s->info, info, s->info_len);
 }

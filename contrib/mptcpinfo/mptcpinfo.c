@@ -147,25 +147,9 @@ typedef struct MptcpRow
 static bool
 backend_client(PgBackendStatus *beentry, uint8 *addr, uint16 *port)
 {
-	const struct sockaddr_storage *ss = &beentry->st_clientaddr.addr;
-
-	if (ss->ss_family == AF_INET)
-	{
-		const struct sockaddr_in *sin = (const struct sockaddr_in *) ss;
-
-		mptcp_addr_to_mapped(AF_INET, &sin->sin_addr, addr);
-		*port = ntohs(sin->sin_port);
-		return true;
-	}
-	if (ss->ss_family == AF_INET6)
-	{
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *) ss;
-
-		mptcp_addr_to_mapped(AF_INET6, &sin6->sin6_addr, addr);
-		*port = ntohs(sin6->sin6_port);
-		return true;
-	}
-	return false;				/* Unix-domain socket, or no client */
+	/* (false for a Unix-domain socket, or no client) */
+	return mptcp_sockaddr_to_mapped(&beentry->st_clientaddr.addr, addr, port,
+									NULL);
 }
 
 static Datum
