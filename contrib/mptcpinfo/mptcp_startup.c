@@ -100,17 +100,6 @@ endpoint_address(const MptcpEndpoint *ep)
 	return pstrdup(buf);
 }
 
-/* "dev lo " for a command line, or nothing if the interface is unknown */
-static char *
-endpoint_dev(const MptcpEndpoint *ep)
-{
-	char		ifname[IF_NAMESIZE];
-
-	if (ep->ifindex > 0 && if_indextoname(ep->ifindex, ifname) != NULL)
-		return psprintf("dev %s ", ifname);
-	return pstrdup("");
-}
-
 /* warn about signal endpoints where the joins of clients are refused */
 static void
 check_endpoints(List *endpoints)
@@ -149,8 +138,8 @@ check_endpoints(List *endpoints)
 						addr),
 				 errdetail("Clients are told to join at %s port %d, where their joins are refused, so their connections stay on one path.",
 						   addr, PostPortNumber),
-				 errhint("Add %s to \"listen_addresses\", or give the endpoint a port of its own: \"ip mptcp endpoint delete id %d\", then \"ip mptcp endpoint add %s %sport PORT signal\" with a free PORT.",
-						 addr, ep->id, addr, endpoint_dev(ep))));
+				 errhint("Add %s to \"listen_addresses\", or replace endpoint %d with one that has a port of its own.",
+						 addr, ep->id)));
 	}
 }
 

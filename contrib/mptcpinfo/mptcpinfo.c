@@ -305,10 +305,19 @@ add_outgoing(List *rows, MptcpDiag *diag, PgBackendStatus *beentry,
 static List *
 collect_rows(MptcpDiag *diag, bool all_outgoing)
 {
-	int			num_backends = pgstat_fetch_stat_numbackends();
+	int			num_backends;
 	List	   *rows = NIL;
 	int			unclaimed = 0;
 	ListCell   *lc;
+
+	/*
+	 * The kernel's answer is fresh, so the backend status must be too: the
+	 * transaction's snapshot could match a dead backend's entry (and its
+	 * role, for the visibility check) with a new connection that reuses its
+	 * pid or client address.
+	 */
+	pgstat_clear_backend_activity_snapshot();
+	num_backends = pgstat_fetch_stat_numbackends();
 
 	/* first the incoming connections, claimed by their address */
 	for (int i = 1; i <= num_backends; i++)

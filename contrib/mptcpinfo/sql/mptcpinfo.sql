@@ -1,32 +1,21 @@
--- version 1.0, then the updates to 1.1 and 1.2
-CREATE EXTENSION mptcpinfo VERSION '1.0';
-SELECT count(*) AS subflow_columns_1_0
-  FROM pg_attribute
- WHERE attrelid = 'pg_stat_mptcp_subflows'::regclass AND attnum > 0;
-SELECT count(*) >= 0 AS can_read_1_0 FROM pg_stat_mptcp_subflows;
-ALTER EXTENSION mptcpinfo UPDATE TO '1.1';
-SELECT pg_describe_object(classid, objid, 0) AS object
-  FROM pg_depend
- WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
-   AND classid <> 'pg_type'::regclass
-   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'mptcpinfo')
- ORDER BY 1;
-SELECT count(*) >= 0 AS can_read_1_1 FROM pg_stat_mptcp_subflows;
-SELECT count(*) >= 0 AS can_read_1_1 FROM pg_stat_mptcp;
-ALTER EXTENSION mptcpinfo UPDATE TO '1.2';
-SELECT pg_describe_object(classid, objid, 0) AS object
-  FROM pg_depend
- WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
-   AND classid <> 'pg_type'::regclass
-   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'mptcpinfo')
- ORDER BY 1;
-SELECT has_table_privilege('public', v, 'SELECT') AS public_view
-  FROM unnest(ARRAY['pg_stat_mptcp', 'pg_stat_mptcp_subflows']) AS v;
-DROP EXTENSION mptcpinfo;
-
--- a fresh installation
+-- a fresh installation (updates from earlier versions: mptcpinfo_upgrade.sql)
 CREATE EXTENSION mptcpinfo;
 SELECT extversion FROM pg_extension WHERE extname = 'mptcpinfo';
+SELECT pg_describe_object(classid, objid, 0) AS object,
+       CASE WHEN classid = 'pg_class'::regclass
+            THEN has_table_privilege('public', objid, 'SELECT')
+            ELSE has_function_privilege('public', objid, 'EXECUTE') END AS public,
+       CASE WHEN classid = 'pg_class'::regclass
+            THEN has_table_privilege('pg_read_all_stats', objid, 'SELECT')
+            ELSE has_function_privilege('pg_read_all_stats', objid, 'EXECUTE') END AS read_all_stats,
+       CASE WHEN classid = 'pg_class'::regclass
+            THEN has_table_privilege('pg_monitor', objid, 'SELECT')
+            ELSE has_function_privilege('pg_monitor', objid, 'EXECUTE') END AS monitor
+  FROM pg_depend
+ WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+   AND classid <> 'pg_type'::regclass
+   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'mptcpinfo')
+ ORDER BY 1;
 
 -- the shape of the views
 SELECT attname, format_type(atttypid, atttypmod)
@@ -81,15 +70,22 @@ SELECT count(*) AS subflows_without_mptcp
   FROM pg_stat_mptcp_subflows s JOIN pg_stat_mptcp m USING (pid, token)
  WHERE m.mptcp IS NOT TRUE;
 
--- privileges: everyone may look, as at pg_stat_activity (details of
--- other roles' connections need pg_read_all_stats, see the TAP test)
-SELECT has_table_privilege('public', 'pg_stat_mptcp', 'SELECT') AS public_view,
-       has_table_privilege('pg_monitor', 'pg_stat_mptcp', 'SELECT') AS monitor_view,
-       has_table_privilege('pg_monitor', 'pg_stat_mptcp_subflows', 'SELECT') AS monitor_subflows;
+-- privileges: everyone may read pg_stat_mptcp, as pg_stat_activity (details
+-- of other roles' connections need pg_read_all_stats, see the TAP test);
+-- pg_stat_mptcp_subflows makes server processes read their sockets, so it
+-- needs pg_read_all_stats
 CREATE ROLE regress_mptcpinfo_user;
 SET ROLE regress_mptcpinfo_user;
 SELECT count(*) >= 0 AS can_read FROM pg_stat_mptcp;
+SELECT count(*) FROM pg_stat_mptcp_subflows;
+SELECT count(*) FROM pg_stat_get_mptcp_subflows();
+RESET ROLE;
+GRANT pg_read_all_stats TO regress_mptcpinfo_user;
+SET ROLE regress_mptcpinfo_user;
 SELECT count(*) >= 0 AS can_read FROM pg_stat_mptcp_subflows;
+RESET ROLE;
+REVOKE pg_read_all_stats FROM regress_mptcpinfo_user;
+SET ROLE regress_mptcpinfo_user;
 -- endpoints, settings and counters describe the host: pg_monitor only
 SELECT has_table_privilege('public', v, 'SELECT') AS public_view,
        has_table_privilege('pg_monitor', v, 'SELECT') AS monitor_view

@@ -165,9 +165,22 @@ is( query(
 		'regress_mptcp_other'),
 	"t|t\nf|",
 	'a role sees its own connection, not the details of others');
+my ($ret, $stdout, $stderr) = $node->psql(
+	'postgres', 'SELECT count(*) FROM pg_stat_mptcp_subflows',
+	connstr => "$connstr user=regress_mptcp_other");
+like(
+	$stderr,
+	qr/ERROR:  permission denied for view pg_stat_mptcp_subflows/,
+	'the subflows need pg_read_all_stats');
+# Where an administrator grants the view to a role, the function still
+# shows it only the subflows of its own connections.
+$node->safe_psql('postgres',
+	'GRANT SELECT ON pg_stat_mptcp_subflows TO regress_mptcp_other; '
+	  . 'GRANT EXECUTE ON FUNCTION pg_stat_get_mptcp_subflows() TO regress_mptcp_other'
+);
 is(query("SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $mp_pid",
 		'regress_mptcp_other'),
-	'0', 'a role does not see the subflows of others');
+	'0', 'a role granted the view does not see the subflows of others');
 $node->safe_psql('postgres', 'GRANT pg_read_all_stats TO regress_mptcp_viewer');
 is(query("SELECT mptcp FROM pg_stat_mptcp WHERE pid = $other_pid",
 		'regress_mptcp_viewer'),
@@ -178,8 +191,29 @@ is( query(
 	't|t',
 	'pg_monitor may read the views');
 
-$plain->quit;
+# Inside a transaction, the views read the server's processes afresh, as
+# they read the kernel: a connection opened after the transaction's first
+# look at pg_stat_activity is there, and one that has ended is gone.
+my $watcher = $node->background_psql('postgres',
+	extra_params => [ '-d' => "$connstr application_name=watcher" ]);
+$watcher->query_safe('BEGIN');
+$watcher->query_safe('SELECT count(*) FROM pg_stat_activity');
+my $late = $node->background_psql('postgres',
+	extra_params => [ '-d' => "$connstr mptcp=1 application_name=late_conn" ]);
+my $late_pid = $late->query_safe('SELECT pg_backend_pid()');
+is($watcher->query_safe("SELECT mptcp FROM pg_stat_mptcp WHERE pid = $late_pid"),
+	't', 'a transaction sees a connection opened after its first look');
 $other->quit;
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $other_pid")
+  or die "the other role's backend did not exit";
+is($watcher->query_safe("SELECT count(*) FROM pg_stat_mptcp WHERE pid = $other_pid"),
+	'0', 'and no longer one that has ended');
+$watcher->query_safe('COMMIT');
+$watcher->quit;
+$late->quit;
+
+$plain->quit;
 
 # Live counters: a transfer on the MPTCP session, sampled twice a second
 # apart from another session.  Without the lab, loopback is too fast for

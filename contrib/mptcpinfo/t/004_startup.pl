@@ -88,9 +88,9 @@ ok( has_lines(
 		'DETAIL:  Clients are told to join at 127.0.0.2 port '
 		  . $node->port
 		  . ', where their joins are refused, so their connections stay on one path.',
-		'HINT:  Add 127.0.0.2 to "listen_addresses", or give the endpoint a port of its own: "ip mptcp endpoint delete id 2", then "ip mptcp endpoint add 127.0.0.2 dev lo port PORT signal" with a free PORT.'
+		'HINT:  Add 127.0.0.2 to "listen_addresses", or replace endpoint 2 with one that has a port of its own.'
 	),
-	'a signal endpoint the server does not listen on: warning, hint with the commands'
+	'a signal endpoint the server does not listen on: warning, hint naming the endpoint'
 ) or diag $log;
 ok( has_lines(
 		$log,

@@ -1,5 +1,5 @@
 
-# Copyright (c) 2025, PostgreSQL Global Development Group
+# Copyright (c) 2026, PostgreSQL Global Development Group
 
 # The postgres_exporter queries file (postgres_exporter/queries.yaml) against
 # a real postgres_exporter: over a two-path lab, an MPTCP client session, an

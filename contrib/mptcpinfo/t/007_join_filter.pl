@@ -1,5 +1,5 @@
 
-# Copyright (c) 2025, PostgreSQL Global Development Group
+# Copyright (c) 2026, PostgreSQL Global Development Group
 
 # Who may join a connection: the nftables recipe of
 # nftables/mptcp-join-filter.nft, loaded as it is shipped, its networks set

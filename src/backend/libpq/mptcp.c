@@ -102,8 +102,8 @@ report_refused_options(int family)
 		ereport(WARNING,
 				(errmsg("MPTCP connections will not use socket options %s",
 						refused.data),
-				 errdetail("The running kernel does not support these options on MPTCP sockets, so the corresponding settings have no effect on MPTCP connections."),
-				 errhint("Plain TCP connections are not affected.  Newer kernels support more options on MPTCP sockets.")));
+				 errdetail("The running kernel does not support these options on MPTCP sockets, so the corresponding settings have no effect on MPTCP connections.  Plain TCP connections are not affected."),
+				 errhint("Use a newer kernel to apply these settings to MPTCP connections.")));
 	pfree(refused.data);
 }
 
@@ -122,17 +122,17 @@ report_mptcp_unavailable(int save_errno, int family, const char *addrDesc)
 	switch (save_errno)
 	{
 		case ENOPROTOOPT:
-			hint = _("MPTCP is disabled in the kernel; enable it with \"sysctl -w net.mptcp.enabled=1\".");
+			hint = _("Enable MPTCP in the kernel with \"sysctl -w net.mptcp.enabled=1\".");
 			break;
 		case EPROTONOSUPPORT:
-			hint = _("The kernel was built without MPTCP; use a Linux kernel with CONFIG_MPTCP enabled.");
+			hint = _("Use a Linux kernel built with CONFIG_MPTCP.");
 			break;
 		case EINVAL:
-			hint = _("MPTCP requires Linux 5.6 or later.");
+			hint = _("Use Linux 5.6 or later.");
 			break;
 		case EACCES:
 		case EPERM:
-			hint = _("A security policy (such as SELinux or an eBPF program) refuses MPTCP sockets.");
+			hint = _("Check whether a security policy, such as SELinux or an eBPF program, refuses MPTCP sockets.");
 			break;
 		default:
 			hint = NULL;
