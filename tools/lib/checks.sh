@@ -61,6 +61,52 @@ series_check() {
 	fi
 }
 
+# The threads "export" writes (EXPORT_SPLIT, master): each applies with
+# "git am" to the pinned upstream on top of the threads before it, builds
+# with its docs, and passes the test suites its files belong to, as a
+# reviewer of that thread would run them.
+cmd_verify_export() {
+	[ -n "${EXPORT_SPLIT:-}" ] || { echo "$PG_MAJOR is exported as one thread (no EXPORT_SPLIT)"; return 0; }
+	local dir=$WORKDIR/verify-export part name suites s n
+	local log=$dir/build/meson-logs/testlog.json
+	export PG_TEST_EXTRA=${PG_TEST_EXTRA-mptcp}
+	rm -rf "$dir/threads"
+	EXPORT_DIR=$dir/threads cmd_export 2>/dev/null
+	make_upstream_commit "$dir/pg"
+	own_workspace
+	for part in $EXPORT_SPLIT; do
+		name=${part%%:*}
+		(cd "$dir/pg" && git -c safe.directory='*' -c user.name=verify -c user.email=verify@localhost \
+			am -q --no-3way $(ls "$dir/threads/$name"/*.patch | grep -v -e '-0000-cover-letter.patch$')) ||
+			die "verify-export: thread $name does not apply with git am"
+		is_root && chown -R "$TEST_USER:" "$dir"
+		n=$(ls "$dir/threads/$name" | grep -vc -e '-0000-cover-letter.patch$')
+		if [ ! -f "$dir/build/build.ninja" ]; then
+			as_tester meson setup "$dir/build" "$dir/pg" "${MESON_OPTS[@]}" -Ddocs=enabled \
+				-DPG_TEST_EXTRA="$PG_TEST_EXTRA" >"$dir/setup.log" 2>&1 ||
+				{ tail -20 "$dir/setup.log"; die "verify-export: meson setup failed"; }
+		fi
+		as_tester ninja -C "$dir/build" all doc/src/sgml/postgres-full.xml >"$dir/ninja-$name.log" 2>&1 ||
+			{ tail -20 "$dir/ninja-$name.log"; die "verify-export: thread $name does not build"; }
+		# (the suites of the files its patches touch)
+		suites=(--suite setup)
+		for s in mptcp mptcpinfo libpq; do
+			grep -q -e "^+++ b/src/test/$s/" -e "^+++ b/contrib/$s/" -e "^+++ b/src/interfaces/$s/" \
+				"$dir/threads/$name"/*.patch &&
+				suites+=(--suite "$s")
+		done
+		[ "$name" != monitoring ] || [ "$(ls "$dir/pg/contrib/mptcpinfo"/mptcpinfo--*.sql | wc -l)" = 1 ] ||
+			die "verify-export: the monitoring thread has more than one SQL script"
+		rm -f "$log"
+		as_tester meson test -C "$dir/build" --no-rebuild --print-errorlogs "${suites[@]}" >"$dir/test-$name.log" 2>&1 || true
+		perl -MJSON::PP -ne '$t = decode_json($_); $r = $t->{result};
+			$r eq "OK" ? $p++ : $r eq "SKIP" ? $s++ : push @bad, "$t->{name} ($r)";
+			END { print "thread '"$name"': '"$n"' patches, tests ", $p+0, " passed, ", $s+0, " skipped, ",
+				scalar(@bad), " failed @bad\n"; exit(@bad || !$p ? 1 : 0) }' "$log" ||
+			{ grep -E '^ *[0-9]+/[0-9]+ ' "$dir/test-$name.log" | grep -v ' OK ' | head; die "verify-export: thread $name fails its tests"; }
+	done
+}
+
 # "make install" gives the production build: -O2 and no assertions.
 cmd_verify_install() {
 	cmd_install >/dev/null
@@ -144,6 +190,20 @@ cmd_verify_autoconf() {
 	grep -q '^#define USE_MPTCP 1' "$dir/src/include/pg_config.h" ||
 		die "configure did not define USE_MPTCP on Linux"
 	echo "configure: USE_MPTCP 1 ($(grep -m1 'Multipath TCP' "$dir/configure.out"))"
+	# configure and pg_config.h.in are what autoconf 2.69 (the version
+	# PostgreSQL requires) makes of configure.ac.  (Debian's 2.69 writes
+	# LARGE_OFF_T in another form than the GNU release upstream uses.)
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	g archive HEAD | tar -x -C "$dir"
+	cp "$dir/src/include/pg_config.h.in" "$dir/pg_config.h.in.ours"
+	(cd "$dir" && autoconf2.69 -o configure.regen && autoheader2.69) ||
+		die "autoconf2.69 failed: run 'make deps PG_MAJOR=$PG_MAJOR' as root"
+	diff <(grep -v LARGE_OFF_T "$dir/configure") <(grep -v LARGE_OFF_T "$dir/configure.regen") ||
+		die "configure is not what autoconf 2.69 makes of configure.ac (diff above)"
+	diff "$dir/pg_config.h.in.ours" "$dir/src/include/pg_config.h.in" ||
+		die "pg_config.h.in is not what autoheader 2.69 makes of configure.ac (diff above)"
+	echo "configure and pg_config.h.in: as autoconf 2.69 makes them"
 	rm -rf "$dir"
 }
 
@@ -432,6 +492,7 @@ cmd_check() {
 		[ "$SOURCE_KIND" != git ] || series_check committer cmd_verify_committer
 		[ "$PG_MAJOR" != master ] || series_check mingw cmd_verify_mingw
 		[ "$PG_MAJOR" != master ] || series_check old-glibc cmd_verify_old_glibc
+		[ "$PG_MAJOR" != master ] || series_check export cmd_verify_export
 	fi
 	summarize_tests
 }

@@ -85,7 +85,7 @@ APT_PACKAGES="build-essential meson ninja-build flex bison pkg-config perl
   libipc-run-perl libreadline-dev zlib1g-dev libssl-dev libicu-dev
   liblz4-dev libzstd-dev libxml2-dev ccache
   iproute2 util-linux procps bzip2 ca-certificates git nftables
-  xsltproc libxml2-utils docbook-xml docbook-xsl"
+  xsltproc libxml2-utils docbook-xml docbook-xsl autoconf2.69"
 # The committer checks of the git majors build with clang, with every
 # feature whose headers headerscheck reads (JIT, PL/Perl, PL/Python).
 [ "$SOURCE_KIND" = debian ] || APT_PACKAGES="$APT_PACKAGES clang llvm-dev libperl-dev python3-dev"

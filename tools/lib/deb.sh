@@ -43,7 +43,7 @@ deb_source_tree() {
 	dpkg-source -q -x --skip-patches "$DSC" "$dir" >"$DEB_DIR/dpkg-source.log" 2>&1 ||
 		{ cat "$DEB_DIR/dpkg-source.log" >&2; die "dpkg-source -x $(basename "$DSC") failed"; }
 	tmp=$(mktemp -d)
-	EXPORT_DIR=$tmp cmd_export 2>/dev/null
+	EXPORT_DIR=$tmp EXPORT_SPLIT= cmd_export 2>/dev/null
 	mkdir -p "$dir/debian/patches/mptcp"
 	for p in $(ls "$tmp"/*.patch | grep -v -e '-0000-cover-letter.patch$'); do
 		name=$(basename "$p")

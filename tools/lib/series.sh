@@ -199,7 +199,7 @@ refresh_into() {
 	done <<<"$(series_files "$tmp/patches")"
 	# (what is not made from the commits: the pinned source, the cover letter)
 	cp -p "$out/patches/$PG_MAJOR/upstream.conf" "$tmp/patches/" 2>/dev/null || true
-	cp -p "$out/patches/$PG_MAJOR/cover-letter" "$tmp/patches/" 2>/dev/null || true
+	cp -p "$out/patches/$PG_MAJOR"/cover-letter* "$out/patches/$PG_MAJOR"/export-message-* "$tmp/patches/" 2>/dev/null || true
 	rm -rf "${out:?}/patches/$PG_MAJOR"
 	mkdir -p "$out/patches"
 	cp -a "$tmp/patches" "$out/patches/$PG_MAJOR"
@@ -219,30 +219,116 @@ cmd_refresh() {
 }
 
 # ---------------------------------------------------------------- export
+# The whole series, or, with EXPORT_SPLIT in upstream.conf (master), the
+# threads it is posted as: "core:1-3 monitoring:4-6" gives $out/core and
+# $out/monitoring, each numbered from 1 with its own cover letter
+# (patches/MAJOR/cover-letter-NAME), a later thread on top of the earlier
+# ones (its patches name them as prerequisite-patch-id).  Split threads
+# are shaped for review (export_shape); patches/ and the packages keep
+# everything.  EXPORT_SPLIT= (empty) exports the whole series.
 cmd_export() {
-	local out=${EXPORT_DIR:-$WORKDIR/export} cover=()
+	local out=${EXPORT_DIR:-$WORKDIR/export}
 	[ -d "$TREE/.git" ] || cmd_apply
 	rm -rf "$out"
 	mkdir -p "$out"
-	[ ! -f "$SERIES_DIR/cover-letter" ] || cover=(--cover-letter)
-	# (a cover letter is from the series' author, not whoever runs this)
-	g -c user.name="$(g log -1 --format=%an)" -c user.email="$(g log -1 --format=%ae)" \
-		format-patch -q -v"$EXPORT_VERSION" --no-signature $(export_base) "${cover[@]}" -o "$out" upstream..HEAD
-	[ ${#cover[@]} -eq 0 ] || fill_cover_letter "$out"/*-0000-cover-letter.patch
+	if [ -z "${EXPORT_SPLIT:-}" ]; then
+		export_range "$TREE" "$out" upstream HEAD "$SERIES_DIR/cover-letter"
+		note "exported to $out:"
+		ls "$out" >&2
+		return 0
+	fi
+	local shaped=$WORKDIR/export-tree part name from to base
+	export_shape "$shaped"
+	local commits=($(git -c safe.directory='*' -C "$shaped" rev-list --reverse upstream..HEAD))
+	base=upstream
+	for part in $EXPORT_SPLIT; do
+		name=${part%%:*}
+		from=${part#*:}
+		to=${from#*-}
+		from=${from%-*}
+		[ "$from" -ge 1 ] && [ "$to" -le ${#commits[@]} ] && [ "$from" -le "$to" ] ||
+			die "EXPORT_SPLIT: $part is not a range of patches 1-${#commits[@]}"
+		[ -f "$SERIES_DIR/cover-letter-$name" ] || die "no cover letter patches/$PG_MAJOR/cover-letter-$name"
+		[ "$from" -eq 1 ] || base=${commits[$((from - 2))]}
+		export_range "$shaped" "$out/$name" "$base" "${commits[$((to - 1))]}" "$SERIES_DIR/cover-letter-$name"
+	done
 	note "exported to $out:"
-	ls "$out" >&2
+	(cd "$out" && ls -R) >&2
 }
 
-# patches/MAJOR/cover-letter: its first line is the subject, the rest the
-# text; format-patch adds the shortlog and diffstat, and the base commit.
+# export_range GITDIR OUT FROM TO COVER: format-patch FROM..TO into OUT,
+# with COVER (if it exists) as the 0000 mail.
+export_range() {
+	local dir=$1 out=$2 from=$3 to=$4 cover=$5 opts=()
+	mkdir -p "$out"
+	[ ! -f "$cover" ] || opts+=(--cover-letter)
+	# (a git major names its base; a later thread also its prerequisites)
+	[ "$SOURCE_KIND" != git ] || opts+=(--base="$PG_GIT_COMMIT")
+	# (a cover letter is from the series' author, not whoever runs this)
+	git -c safe.directory='*' -c core.abbrev=12 -c diff.algorithm=myers -C "$dir" \
+		-c user.name="$(g log -1 --format=%an)" -c user.email="$(g log -1 --format=%ae)" \
+		format-patch -q -v"$EXPORT_VERSION" --no-signature "${opts[@]}" -o "$out" "$from..$to"
+	[ ! -f "$cover" ] || fill_cover_letter "$cover" "$out"/*-0000-cover-letter.patch
+}
+
+# export_shape DIR: the work tree's commits re-made in DIR for review.  The
+# commit that adds contrib/mptcpinfo gets one SQL version: the latest
+# install script as mptcpinfo--1.0.sql, without the update scripts, their
+# regression test and the documentation of earlier versions.
+export_shape() {
+	local dir=$1 c n=0
+	rm -rf "$dir"
+	git -c safe.directory='*' clone -q --no-checkout "$TREE" "$dir"
+	local sg=(git -c safe.directory='*' -c user.name=export -c user.email=export@localhost -C "$dir")
+	# (the clone has the tree's tag upstream)
+	"${sg[@]}" checkout -q --detach upstream
+	for c in $(g rev-list --reverse upstream..HEAD); do
+		n=$((n + 1))
+		if g diff --quiet --diff-filter=A "$c^" "$c" -- contrib/mptcpinfo/mptcpinfo.control; then
+			"${sg[@]}" cherry-pick --allow-empty --keep-redundant-commits "$c" >/dev/null 2>&1 ||
+				die "export: $(g log -1 --format=%s "$c") does not apply to the shaped series"
+		else
+			"${sg[@]}" cherry-pick -n "$c" >/dev/null 2>&1 || die "export: $(g log -1 --format=%s "$c") does not apply to the shaped series"
+			(cd "$dir/contrib/mptcpinfo" && shape_one_sql_version) ||
+				die "export: could not shape contrib/mptcpinfo to one SQL version"
+			"${sg[@]}" add -A contrib/mptcpinfo doc
+			"${sg[@]}" commit -q --no-verify -C "$c"
+		fi
+		# patches/MAJOR/export-message-N: patch N's message for review
+		if [ -f "$SERIES_DIR/export-message-$n" ]; then
+			"${sg[@]}" commit -q --no-verify --amend --cleanup=verbatim -F "$SERIES_DIR/export-message-$n"
+		fi
+	done
+}
+
+# In contrib/mptcpinfo: the latest version's script as the only one, 1.0.
+shape_one_sql_version() {
+	local v f
+	v=$(sed -n "s/^default_version = '\(.*\)'$/\1/p" mptcpinfo.control)
+	[ -f "mptcpinfo--$v.sql" ] || return 1
+	for f in mptcpinfo--*.sql; do
+		[ "$f" = "mptcpinfo--$v.sql" ] || rm "$f"
+	done
+	[ "$v" = 1.0 ] || sed "1s|mptcpinfo--$v.sql|mptcpinfo--1.0.sql|" "mptcpinfo--$v.sql" >mptcpinfo--1.0.sql
+	[ "$v" = 1.0 ] || rm "mptcpinfo--$v.sql"
+	sed -i "s/^default_version = .*/default_version = '1.0'/" mptcpinfo.control
+	rm -f sql/mptcpinfo_upgrade.sql expected/mptcpinfo_upgrade.out
+	perl -0pi -e 's/^DATA = .*?(?<!\\)\n/DATA = mptcpinfo--1.0.sql\n/ms; s/^REGRESS = mptcpinfo mptcpinfo_upgrade$/REGRESS = mptcpinfo/m' Makefile
+	perl -0pi -e "s/^  'mptcpinfo--(?!1\.0\.sql)[^']*\.sql',\n//mg; s/^      'mptcpinfo_upgrade',\n//m; s/^  'mptcpinfo--[^']*\.sql',/  'mptcpinfo--1.0.sql',/m" meson.build
+	perl -0pi -e "s/( extversion \n-+\n) \Q$v\E\n/\${1} 1.0\n/" expected/mptcpinfo.out
+	perl -0pi -e 's/ \(updates from earlier versions: mptcpinfo_upgrade.sql\)//' sql/mptcpinfo.sql expected/mptcpinfo.out
+	perl -0pi -e 's{\n *<para>\s*In version 1\.\d and earlier.*?</para>\n}{\n}gs' ../../doc/src/sgml/mptcpinfo.sgml
+	! grep -q -e mptcpinfo_upgrade -e "mptcpinfo--1\.[1-9]" Makefile meson.build sql/*.sql expected/*.out
+}
+
+# patches/MAJOR/cover-letter(-NAME): its first line is the subject, the
+# rest the text; format-patch adds the shortlog and diffstat, and the base
+# commit.
 fill_cover_letter() {
-	SUBJECT=$(head -1 "$SERIES_DIR/cover-letter") BLURB=$(tail -n +3 "$SERIES_DIR/cover-letter") \
-		perl -0pi -e 's/\*\*\* SUBJECT HERE \*\*\*/$ENV{SUBJECT}/; s/\*\*\* BLURB HERE \*\*\*/$ENV{BLURB}/;' "$1"
+	SUBJECT=$(head -1 "$1") BLURB=$(tail -n +3 "$1") \
+		perl -0pi -e 's/\*\*\* SUBJECT HERE \*\*\*/$ENV{SUBJECT}/; s/\*\*\* BLURB HERE \*\*\*/$ENV{BLURB}/;' "$2"
 }
 
-# A git major's series names its base commit (base-commit: in each patch,
-# as git format-patch --base writes it for the cfbot and b4).
-export_base() { [ "$SOURCE_KIND" != git ] || echo "--base=$PG_GIT_COMMIT"; }
 # ---------------------------------------------------------------- verify
 # The series' mechanical checks: it re-assembles byte-for-byte (apply ->
 # refresh leaves no diff) and the exported series applies with "git am" to a
@@ -265,7 +351,7 @@ cmd_verify() {
 	[ $rc -eq 0 ] || die "verify: apply -> refresh changes the repository (diff above)"
 	note "verify: apply -> refresh leaves the repository unchanged"
 
-	EXPORT_DIR=$tmp/export cmd_export 2>/dev/null
+	EXPORT_DIR=$tmp/export EXPORT_SPLIT= cmd_export 2>/dev/null
 	make_upstream_commit "$tmp/pristine"
 	(
 		cd "$tmp/pristine"
