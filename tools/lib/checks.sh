@@ -17,8 +17,10 @@ check_tests() {
 	echo recovery/001_stream_rep recovery/004_timeline_switch recovery/007_sync_rep
 }
 
-# meson's results plus the series checks (lines "name OK|FAIL seconds")
-summarize_tests() {
+# test_results LOG [STEPS]: a meson testlog.json plus series checks (lines
+# "name OK|FAIL seconds"): "N passed, N failed, N skipped", the failed ones
+# on stderr; fails if any failed.
+test_results() {
 	perl -MJSON::PP -e '
 		my ($log, $steps) = @ARGV;
 		my ($p, $f, $s) = (0, 0, 0);
@@ -40,7 +42,12 @@ summarize_tests() {
 		}
 		print STDERR "failed: $_\n" for @bad;
 		printf "%d passed, %d failed, %d skipped\n", $p, $f, $s;
-		exit($f ? 1 : 0);' "$BUILD/meson-logs/testlog.json" "$WORKDIR/series-checks" | tee "$WORKDIR/check-summary"
+		exit($f ? 1 : 0);' "$1" "${2:-/dev/null}"
+}
+
+# meson's results plus the series checks
+summarize_tests() {
+	test_results "$BUILD/meson-logs/testlog.json" "$WORKDIR/series-checks" | tee "$WORKDIR/check-summary"
 }
 
 # Run one series check (a cmd_* function), recording its result and time
@@ -67,7 +74,7 @@ series_check() {
 # reviewer of that thread would run them.
 cmd_verify_export() {
 	[ -n "${EXPORT_SPLIT:-}" ] || { echo "$PG_MAJOR is exported as one thread (no EXPORT_SPLIT)"; return 0; }
-	local dir=$WORKDIR/verify-export part name suites s n
+	local dir=$WORKDIR/verify-export part name suites s n results
 	local log=$dir/build/meson-logs/testlog.json
 	export PG_TEST_EXTRA=${PG_TEST_EXTRA-mptcp}
 	rm -rf "$dir/threads"
@@ -99,11 +106,9 @@ cmd_verify_export() {
 			die "verify-export: the monitoring thread has more than one SQL script"
 		rm -f "$log"
 		as_tester meson test -C "$dir/build" --no-rebuild --print-errorlogs "${suites[@]}" >"$dir/test-$name.log" 2>&1 || true
-		perl -MJSON::PP -ne '$t = decode_json($_); $r = $t->{result};
-			$r eq "OK" ? $p++ : $r eq "SKIP" ? $s++ : push @bad, "$t->{name} ($r)";
-			END { print "thread '"$name"': '"$n"' patches, tests ", $p+0, " passed, ", $s+0, " skipped, ",
-				scalar(@bad), " failed @bad\n"; exit(@bad || !$p ? 1 : 0) }' "$log" ||
+		results=$(test_results "$log") && [[ $results != "0 passed,"* ]] ||
 			{ grep -E '^ *[0-9]+/[0-9]+ ' "$dir/test-$name.log" | grep -v ' OK ' | head; die "verify-export: thread $name fails its tests"; }
+		echo "thread $name: $n patches, tests $results"
 	done
 }
 
