@@ -284,16 +284,14 @@ export_shape() {
 	"${sg[@]}" checkout -q --detach upstream
 	for c in $(g rev-list --reverse upstream..HEAD); do
 		n=$((n + 1))
-		if g diff --quiet --diff-filter=A "$c^" "$c" -- contrib/mptcpinfo/mptcpinfo.control; then
-			"${sg[@]}" cherry-pick --allow-empty --keep-redundant-commits "$c" >/dev/null 2>&1 ||
-				die "export: $(g log -1 --format=%s "$c") does not apply to the shaped series"
-		else
-			"${sg[@]}" cherry-pick -n "$c" >/dev/null 2>&1 || die "export: $(g log -1 --format=%s "$c") does not apply to the shaped series"
+		"${sg[@]}" cherry-pick -n "$c" >/dev/null 2>&1 ||
+			die "export: $(g log -1 --format=%s "$c") does not apply to the shaped series"
+		if ! g diff --quiet --diff-filter=A "$c^" "$c" -- contrib/mptcpinfo/mptcpinfo.control; then
 			(cd "$dir/contrib/mptcpinfo" && shape_one_sql_version) ||
 				die "export: could not shape contrib/mptcpinfo to one SQL version"
 			"${sg[@]}" add -A contrib/mptcpinfo doc
-			"${sg[@]}" commit -q --no-verify -C "$c"
 		fi
+		"${sg[@]}" commit -q --no-verify --allow-empty -C "$c"
 		# patches/MAJOR/export-message-N: patch N's message for review
 		if [ -f "$SERIES_DIR/export-message-$n" ]; then
 			"${sg[@]}" commit -q --no-verify --amend --cleanup=verbatim -F "$SERIES_DIR/export-message-$n"
@@ -309,8 +307,10 @@ shape_one_sql_version() {
 	for f in mptcpinfo--*.sql; do
 		[ "$f" = "mptcpinfo--$v.sql" ] || rm "$f"
 	done
-	[ "$v" = 1.0 ] || sed "1s|mptcpinfo--$v.sql|mptcpinfo--1.0.sql|" "mptcpinfo--$v.sql" >mptcpinfo--1.0.sql
-	[ "$v" = 1.0 ] || rm "mptcpinfo--$v.sql"
+	if [ "$v" != 1.0 ]; then
+		sed "1s|mptcpinfo--$v.sql|mptcpinfo--1.0.sql|" "mptcpinfo--$v.sql" >mptcpinfo--1.0.sql
+		rm "mptcpinfo--$v.sql"
+	fi
 	sed -i "s/^default_version = .*/default_version = '1.0'/" mptcpinfo.control
 	rm -f sql/mptcpinfo_upgrade.sql expected/mptcpinfo_upgrade.out
 	perl -0pi -e 's/^DATA = .*?(?<!\\)\n/DATA = mptcpinfo--1.0.sql\n/ms; s/^REGRESS = mptcpinfo mptcpinfo_upgrade$/REGRESS = mptcpinfo/m' Makefile
