@@ -49,6 +49,16 @@ WORKDIR=${WORKDIR:-$TOP/.work/$PG_MAJOR}
 mkdir -p "$WORKDIR"
 WORKDIR=$(cd "$WORKDIR" && pwd)
 CACHE=$WORKDIR/cache
+# git 2.39 refuses a repository another user owns ("dubious ownership"), and
+# "-c safe.directory" does not reach the upload-pack that a local clone
+# spawns.  So the tool's git reads a private global config, which trusts
+# every tree and includes the user's own; the user's config is never written.
+# (A nested run of the tool includes the same user config, not its parent's.)
+TOOL_GITCONFIG=$WORKDIR/gitconfig
+export USER_GITCONFIG=${USER_GITCONFIG:-${GIT_CONFIG_GLOBAL:-${HOME:-/nonexistent}/.gitconfig}}
+printf '[include]\n\tpath = %s\n[safe]\n\tdirectory = *\n' "$USER_GITCONFIG" >"$TOOL_GITCONFIG.new"
+mv "$TOOL_GITCONFIG.new" "$TOOL_GITCONFIG"
+export GIT_CONFIG_GLOBAL=$TOOL_GITCONFIG
 TREE=$WORKDIR/pg
 BUILD=$WORKDIR/build
 PREFIX=${PREFIX:-$WORKDIR/install}
