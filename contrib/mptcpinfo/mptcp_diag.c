@@ -14,8 +14,11 @@
  * congestion control and, in its MPTCP ULP info, the token of the
  * connection it belongs to and its backup flags; but before Linux 6.15 the
  * ULP info only to CAP_NET_ADMIN, so without it no TCP socket is known to
- * be a subflow.  mptcp_report.c asks the processes holding the connections
- * instead, and mptcp_diag_subflow_details() looks up one known subflow.
+ * be a subflow.  mptcp_report.c then asks the processes holding the
+ * connections which TCP sockets are theirs, and the figures still come
+ * from this dump (mptcp_diag_find_socket()).
+ *
+ * One call of mptcp_diag_read() uses one netlink socket for all its dumps.
  *
  * Before Linux 5.9 the kernel ignores the protocol of the request and
  * answers with TCP sockets: their struct tcp_info is far longer than any
@@ -38,6 +41,7 @@
 #include "libpq/mptcp.h"
 #include "mptcp_diag.h"
 #include "mptcp_netlink.h"
+#include "utils/hsearch.h"
 
 #ifdef USE_MPTCP
 #include <linux/rtnetlink.h>
@@ -58,6 +62,8 @@
 #define TCP_STATE_LISTEN 10
 #define TCP_STATES_BUT_LISTEN (((1 << 12) - 1) & ~(1 << TCP_STATE_LISTEN))
 #define TCP_STATES_LISTEN (1 << TCP_STATE_LISTEN)
+/* subflows: not TIME_WAIT (6) or CLOSE (7), which carry no ULP info */
+#define TCP_STATES_SUBFLOWS (TCP_STATES_BUT_LISTEN & ~((1 << 6) | (1 << 7)))
 
 /* one answer per socket; a namespace may hold millions, but not more */
 #define DIAG_MAX_SOCKETS 16000000
@@ -261,17 +267,19 @@ add_socket(const struct nlmsghdr *nlh, void *arg)
 
 		fill_ends(msg, &c->ends);
 		c->inode = msg->idiag_inode;
+		c->uid = msg->idiag_uid;
 		c->info_len = Min(info_len, sizeof(MptcpInfo));
 		if (info)
 			memcpy(&c->info, info, c->info_len);
 		res->conns = lappend(res->conns, c);
 	}
-	else if (token != 0)
+	else
 	{
 		MptcpSubflow *s = palloc0(sizeof(MptcpSubflow));
 
 		fill_ends(msg, &s->ends);
 		s->token = token;
+		s->flags_known = is_mptcp;
 		s->flags = flags;
 		s->state = msg->idiag_state;
 		if (cong != NULL)
@@ -291,7 +299,8 @@ add_socket(const struct nlmsghdr *nlh, void *arg)
  * sockets.
  */
 static bool
-sock_diag_dump(MptcpDiag *res, int family, int protocol, uint32 states)
+sock_diag_dump(int fd, MptcpDiag *res, int family, int protocol,
+			   uint32 states)
 {
 	struct
 	{
@@ -301,12 +310,7 @@ sock_diag_dump(MptcpDiag *res, int family, int protocol, uint32 states)
 		uint32		proto;
 	}			request;
 	DiagDump	dump = {res, protocol, false};
-	int			fd;
 	bool		ok;
-
-	fd = mptcp_netlink_open(NETLINK_SOCK_DIAG);
-	if (fd < 0)
-		return false;
 
 	memset(&request, 0, sizeof(request));
 	request.nlh.nlmsg_len = NLMSG_LENGTH(sizeof(struct inet_diag_req_v2));
@@ -338,15 +342,6 @@ sock_diag_dump(MptcpDiag *res, int family, int protocol, uint32 states)
 		ok = false;
 		errno = EPROTONOSUPPORT;
 	}
-	if (ok)
-		close(fd);
-	else
-	{
-		int			save_errno = errno;
-
-		close(fd);
-		errno = save_errno;
-	}
 	return ok;
 }
 #endif							/* USE_MPTCP */
@@ -358,13 +353,21 @@ mptcp_diag_read(int what)
 
 #ifdef USE_MPTCP
 	static const int families[] = {AF_INET, AF_INET6};
+	int			fd;
 
+	fd = mptcp_netlink_open(NETLINK_SOCK_DIAG);
+	if (fd < 0)
+	{
+		ereport(WARNING,
+				(errmsg("could not open a socket diagnostics socket: %m")));
+		return res;
+	}
 	res->conns_read = (what & MPTCP_DIAG_CONNS) != 0;
 	res->listeners_read = (what & MPTCP_DIAG_LISTENERS) != 0;
 	for (int i = 0; i < lengthof(families); i++)
 	{
 		if (res->conns_read &&
-			!sock_diag_dump(res, families[i], IPPROTO_MPTCP, TCP_STATES_BUT_LISTEN) &&
+			!sock_diag_dump(fd, res, families[i], IPPROTO_MPTCP, TCP_STATES_BUT_LISTEN) &&
 			errno != EAFNOSUPPORT)
 		{
 			/* ENOENT: the kernel has no MPTCP socket diagnostics */
@@ -374,18 +377,19 @@ mptcp_diag_read(int what)
 			res->conns_read = false;
 		}
 		if ((what & MPTCP_DIAG_SUBFLOWS) &&
-			!sock_diag_dump(res, families[i], IPPROTO_TCP, TCP_STATES_BUT_LISTEN) &&
+			!sock_diag_dump(fd, res, families[i], IPPROTO_TCP, TCP_STATES_SUBFLOWS) &&
 			errno != EAFNOSUPPORT)
 			ereport(WARNING,
 					(errmsg("could not read TCP socket diagnostics: %m")));
 		if (res->listeners_read &&
-			!sock_diag_dump(res, families[i], IPPROTO_MPTCP, TCP_STATES_LISTEN) &&
+			!sock_diag_dump(fd, res, families[i], IPPROTO_MPTCP, TCP_STATES_LISTEN) &&
 			errno != EAFNOSUPPORT)
 		{
 			elog(DEBUG1, "could not read MPTCP socket diagnostics of listeners: %m");
 			res->listeners_read = false;
 		}
 	}
+	close(fd);
 #endif
 	return res;
 }
@@ -410,92 +414,87 @@ mptcp_diag_listeners_known(const MptcpDiag *listeners,
 	return false;
 }
 
-#ifdef USE_MPTCP
-typedef struct SubflowDetails
+void
+mptcp_ends_key(const MptcpSockEnds *ends, bool swapped, MptcpEndsKey *key)
 {
-	char	   *cc;
-	size_t		cclen;
-	uint32	   *flags;
-	bool	   *flags_known;
-	bool		found;
-} SubflowDetails;
+	memset(key, 0, sizeof(*key));
+	memcpy(key->local, swapped ? ends->remote : ends->local, 16);
+	memcpy(key->remote, swapped ? ends->local : ends->remote, 16);
+	key->local_port = swapped ? ends->remote_port : ends->local_port;
+	key->remote_port = swapped ? ends->local_port : ends->remote_port;
+}
 
+typedef struct EndsEntry
+{
+	MptcpEndsKey key;
+	MptcpSubflow *subflow;
+} EndsEntry;
+
+typedef struct TokenEntry
+{
+	uint32		token;
+	List	   *subflows;
+} TokenEntry;
+
+/* index the TCP sockets of diag by their ends and by token, once */
 static void
-add_subflow_details(const struct nlmsghdr *nlh, void *arg)
+index_subflows(MptcpDiag *diag)
 {
-	SubflowDetails *d = arg;
-	const struct inet_diag_msg *msg = NLMSG_DATA(nlh);
-	int			attrlen;
-	struct rtattr *a;
+	HASHCTL		ctl;
+	long		n = Max(list_length(diag->subflows), 16);
+	ListCell   *lc;
 
-	if (nlh->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
-		nlh->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
+	if (diag->by_ends != NULL)
 		return;
-	d->found = true;
-	attrlen = nlh->nlmsg_len - NLMSG_LENGTH(sizeof(struct inet_diag_msg));
-	for (a = (struct rtattr *) (msg + 1); RTA_OK(a, attrlen); a = RTA_NEXT(a, attrlen))
+	ctl.keysize = sizeof(MptcpEndsKey);
+	ctl.entrysize = sizeof(EndsEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	diag->by_ends = hash_create("mptcpinfo sockets", n, &ctl,
+								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	ctl.keysize = sizeof(uint32);
+	ctl.entrysize = sizeof(TokenEntry);
+	diag->by_token = hash_create("mptcpinfo subflows", n, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	foreach(lc, diag->subflows)
 	{
-		uint32		token = 0;
+		MptcpSubflow *s = lfirst(lc);
+		MptcpEndsKey key;
+		EndsEntry  *e;
+		bool		found;
 
-		if ((a->rta_type & NLA_TYPE_MASK) == INET_DIAG_CONG)
-			mptcp_netlink_strlcpy(d->cc, RTA_DATA(a), RTA_PAYLOAD(a), d->cclen);
-		else if ((a->rta_type & NLA_TYPE_MASK) == INET_DIAG_ULP_INFO &&
-				 parse_ulp(a, &token, d->flags))
-			*d->flags_known = true;
+		mptcp_ends_key(&s->ends, false, &key);
+		e = hash_search(diag->by_ends, &key, HASH_ENTER, &found);
+		e->subflow = s;
+		if (s->token != 0)
+		{
+			TokenEntry *t = hash_search(diag->by_token, &s->token,
+										HASH_ENTER, &found);
+
+			if (!found)
+				t->subflows = NIL;
+			t->subflows = lappend(t->subflows, s);
+		}
 	}
 }
-#endif
 
-bool
-mptcp_diag_subflow_details(const MptcpSockEnds *ends, char *congestion_control,
-						   size_t cclen, uint32 *flags, bool *flags_known)
+List *
+mptcp_diag_token_subflows(MptcpDiag *diag, uint32 token)
 {
-#ifdef USE_MPTCP
-	struct
-	{
-		struct nlmsghdr nlh;
-		struct inet_diag_req_v2 req;
-	}			request;
-	SubflowDetails d = {congestion_control, cclen, flags, flags_known, false};
-	int			fd;
-	bool		ok;
+	TokenEntry *t;
 
-	congestion_control[0] = '\0';
-	*flags = 0;
-	*flags_known = false;
-	fd = mptcp_netlink_open(NETLINK_SOCK_DIAG);
-	if (fd < 0)
-		return false;
+	index_subflows(diag);
+	t = hash_search(diag->by_token, &token, HASH_FIND, NULL);
+	return t ? t->subflows : NIL;
+}
 
-	/* one socket, by its addresses and ports: not a dump */
-	memset(&request, 0, sizeof(request));
-	request.nlh.nlmsg_len = sizeof(request);
-	request.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	request.nlh.nlmsg_flags = NLM_F_REQUEST;
-	request.req.sdiag_family = ends->family;
-	request.req.sdiag_protocol = IPPROTO_TCP;
-	request.req.idiag_states = ~0U;
-	/* (the ULP info comes only with INET_DIAG_INFO) */
-	request.req.idiag_ext = (1 << (INET_DIAG_CONG - 1)) | (1 << (INET_DIAG_INFO - 1));
-	request.req.id.idiag_sport = htons(ends->local_port);
-	request.req.id.idiag_dport = htons(ends->remote_port);
-	if (ends->family == AF_INET)
-	{
-		memcpy(request.req.id.idiag_src, ends->local + 12, 4);
-		memcpy(request.req.id.idiag_dst, ends->remote + 12, 4);
-	}
-	else
-	{
-		memcpy(request.req.id.idiag_src, ends->local, 16);
-		memcpy(request.req.id.idiag_dst, ends->remote, 16);
-	}
-	request.req.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
-	request.req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+MptcpSubflow *
+mptcp_diag_find_socket(MptcpDiag *diag, const MptcpSockEnds *ends)
+{
+	MptcpEndsKey key;
+	EndsEntry  *e;
 
-	ok = mptcp_netlink_request(fd, &request.nlh, add_subflow_details, &d, 1);
-	close(fd);
-	return ok && d.found;
-#else
-	return false;
-#endif
+	index_subflows(diag);
+	mptcp_ends_key(ends, false, &key);
+	e = hash_search(diag->by_ends, &key, HASH_FIND, NULL);
+	return e ? e->subflow : NULL;
 }

@@ -127,17 +127,24 @@ typedef struct MptcpConn
 {
 	MptcpSockEnds ends;
 	uint64		inode;			/* of the socket, as /proc/PID/fd names it */
+	uint32		uid;			/* of the socket's owner */
 	int			pid;			/* the server process holding it, if the
 								 * caller found it; else 0 */
+	bool		outgoing;		/* opened by that process */
+	bool		foreign;		/* the peer's end of one of those */
 	MptcpInfo	info;
 	size_t		info_len;		/* how much of info the kernel filled */
 } MptcpConn;
 
-/* a subflow: a TCP socket of an MPTCP connection */
+/*
+ * A TCP socket: an MPTCP subflow when the kernel showed us its ULP info
+ * (token not 0), else any TCP socket, which may still be a subflow.
+ */
 typedef struct MptcpSubflow
 {
 	MptcpSockEnds ends;
 	uint32		token;			/* its connection's (MptcpInfo.token) */
+	bool		flags_known;	/* the kernel showed us its ULP info */
 	uint32		flags;			/* MPTCP_SUBFLOW_FLAG_* of the ULP info */
 	uint8		state;
 	char		congestion_control[16]; /* "" if not reported */
@@ -160,10 +167,12 @@ typedef struct MptcpListener
 typedef struct MptcpDiag
 {
 	List	   *conns;			/* MptcpConn * */
-	List	   *subflows;		/* MptcpSubflow * */
+	List	   *subflows;		/* MptcpSubflow *, every TCP socket */
 	List	   *listeners;		/* MptcpListener * */
 	bool		conns_read;		/* the kernel answered for connections */
 	bool		listeners_read; /* ... and for MPTCP listeners */
+	struct HTAB *by_ends;		/* subflows by their ends, built on demand */
+	struct HTAB *by_token;		/* subflows known to be subflows, by token */
 } MptcpDiag;
 
 /* what mptcp_diag_read() is to read */
@@ -194,14 +203,30 @@ extern bool mptcp_diag_listeners_known(const MptcpDiag *listeners,
 									   bool server_listens_mptcp, int port);
 
 /*
- * What socket diagnostics say of one TCP socket, found by its addresses and
- * ports: its congestion control ("" if not said) and, where the kernel
- * shows them to us (Linux 6.15, or CAP_NET_ADMIN), its MPTCP subflow flags.
- * False if there is no such socket.
+ * The TCP sockets of "diag" (read with MPTCP_DIAG_SUBFLOWS) that the kernel
+ * showed us as subflows of the connection with this token, as a List of
+ * MptcpSubflow *; NIL if none.
  */
-extern bool mptcp_diag_subflow_details(const MptcpSockEnds *ends,
-									   char *congestion_control, size_t cclen,
-									   uint32 *flags, bool *flags_known);
+extern List *mptcp_diag_token_subflows(MptcpDiag *diag, uint32 token);
+
+/* the TCP socket of "diag" with exactly these ends, or NULL */
+extern MptcpSubflow *mptcp_diag_find_socket(MptcpDiag *diag,
+											const MptcpSockEnds *ends);
+
+/*
+ * A hash key of a socket's ends.  Mapped addresses keep IPv4 and IPv6
+ * apart, so the family is not part of it.
+ */
+typedef struct MptcpEndsKey
+{
+	uint8		local[16];
+	uint8		remote[16];
+	uint16		local_port;
+	uint16		remote_port;
+} MptcpEndsKey;
+
+extern void mptcp_ends_key(const MptcpSockEnds *ends, bool swapped,
+						   MptcpEndsKey *key);
 
 /* an address of the given family as IPv6, IPv4 ones IPv4-mapped */
 extern void mptcp_addr_to_mapped(int family, const void *addr, uint8 *out);

@@ -86,6 +86,9 @@ mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 			msg.msg_iov = &iov;
 			msg.msg_iovlen = 1;
 			len = recvmsg(fd, &msg, 0);
+			/* a signal (e.g. a report request) is no reason to give up */
+			if (len < 0 && errno == EINTR)
+				continue;
 			if (len <= 0)
 			{
 				/* (a timeout sets EAGAIN) */
@@ -112,6 +115,13 @@ mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 					continue;
 				if (nlh->nlmsg_type == NLMSG_DONE)
 				{
+					/* a dump that failed midway says so here */
+					if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(int)) &&
+						*(int *) NLMSG_DATA(nlh) < 0)
+					{
+						errno = -*(int *) NLMSG_DATA(nlh);
+						ok = false;
+					}
 					done = true;
 					break;
 				}

@@ -1,28 +1,36 @@
 /*-------------------------------------------------------------------------
  *
  * mptcp_report.c
- *	  The subflows of MPTCP connections, as the processes holding them
- *	  report them.
+ *	  Which TCP sockets are the subflows of an MPTCP connection, as the
+ *	  process holding the connection reports them.
  *
- * Linux describes an MPTCP connection's subflows without privileges only
- * to a process that holds the connection's socket: getsockopt()
- * MPTCP_FULL_INFO (Linux 6.5), or MPTCP_TCPINFO and MPTCP_SUBFLOW_ADDRS
- * (5.16).  Socket diagnostics show which TCP socket belongs to which
- * connection only to CAP_NET_ADMIN before Linux 6.15, and a packaged
- * server does not have it.
+ * Socket diagnostics give every TCP socket's figures to anybody, but say
+ * which ones are the subflows of which MPTCP connection only to
+ * CAP_NET_ADMIN before Linux 6.15, and a packaged server does not have it.
+ * Without privileges, only a process holding a connection's socket can ask
+ * the kernel (getsockopt() MPTCP_SUBFLOW_ADDRS, Linux 5.16).
  *
- * So the querying backend asks each process whose connections it shows,
- * with PROCSIG_MPTCP_REPORT.  At its next CHECK_FOR_INTERRUPTS(), the
- * process looks at its own MPTCP sockets (the client's, a walreceiver's,
- * postgres_fdw's: whatever it has open), writes what it found in its slot
- * of shared memory and wakes the askers.  An idle backend or walsender
- * answers at once; a busy one at its next interrupt check.  The asker waits
- * a bounded time, and a process that did not answer is reported as such,
- * never as a connection without subflows.
+ * So, only for the connections that the dump could not describe, the
+ * querying backend asks the processes holding them, with
+ * PROCSIG_MPTCP_REPORT.  At its next CHECK_FOR_INTERRUPTS(), or while it
+ * waits for its client, such a process lists the subflows of its client's
+ * connection (and, if asked, of the connections it opened itself), writes
+ * them in its slot of shared memory and wakes the asker once all the
+ * answers it waits for are in.  The figures themselves still come from the
+ * asker's own dump.
  *
- * Nothing happens until somebody queries the subflows: no process reports
- * on its own, and a process without MPTCP sockets is never asked.  This
- * needs mptcpinfo in shared_preload_libraries, for the shared memory.
+ * What one query can cause is bounded:
+ * - a report younger than REPORT_REUSE_MS is used as it is, unasked;
+ * - a process already asked by another backend is not asked again: its
+ *	 answer serves both;
+ * - the asker waits at most REPORT_TIMEOUT_MS in all, and gives up a
+ *	 process as soon as it has exited;
+ * - only roles that may see the subflows can ask (the view's privileges).
+ *
+ * A slot is written by its process alone, with a change count around the
+ * write (as PgBackendStatus is), and read by copying it without a lock.
+ * It takes about 0.8 kB, one per process slot (MaxBackends plus the
+ * auxiliary processes), and needs mptcpinfo in shared_preload_libraries.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -39,40 +47,62 @@
 #include <sys/stat.h>
 #include <netinet/in.h>
 
+#include "libpq/libpq-be.h"
 #include "libpq/mptcp.h"
 #include "libpq/mptcp_report.h"
 #include "miscadmin.h"
 #include "mptcp_report.h"
 #include "port/atomics.h"
-#include "storage/condition_variable.h"
 #include "storage/ipc.h"
+#include "storage/latch.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "storage/procsignal.h"
 #include "storage/shmem.h"
-#include "storage/spin.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
 /* how long the asker waits for all reports, in milliseconds */
 #define REPORT_TIMEOUT_MS 2000
 
+/* a report this recent is used without asking again */
+#define REPORT_REUSE_MS 1000
+
+/* how often the asker looks for processes that exited meanwhile */
+#define REPORT_POLL_MS 10
+
 /* a process's slot, at its ProcNumber */
 typedef struct ReportSlot
 {
-	pg_atomic_uint64 requested; /* bumped by each asker */
-	slock_t		mutex;			/* protects the rest */
-	uint64		answered;		/* the "requested" value last answered */
+	/* written by askers */
+	pg_atomic_uint64 requested; /* bumped by each request */
+	pg_atomic_uint64 requested_at;	/* TimestampTz of the last one */
+	pg_atomic_uint32 want_outgoing; /* report the sockets it opened too */
+	pg_atomic_uint32 asker;		/* ProcNumber + 1 of the last asker */
+	/* as an asker: how many answers this process still waits for */
+	pg_atomic_uint32 awaiting;
+
+	/* written by the slot's process; odd while it writes */
+	pg_atomic_uint32 changecount;
 	int			pid;			/* who answered */
+	uint64		answered;		/* the "requested" value last answered */
+	TimestampTz answered_at;
 	MptcpReport report;
 } ReportSlot;
 
 typedef struct ReportShared
 {
-	ConditionVariable cv;		/* broadcast after each answer */
 	int			nslots;
 	ReportSlot	slots[FLEXIBLE_ARRAY_MEMBER];
 } ReportShared;
+
+/* what an asker copies of a slot */
+typedef struct SlotCopy
+{
+	int			pid;
+	uint64		answered;
+	TimestampTz answered_at;
+} SlotCopy;
 
 static ReportShared *report_shared = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -113,29 +143,96 @@ report_shmem_startup(void)
 									&found);
 	if (!found)
 	{
-		ConditionVariableInit(&report_shared->cv);
 		report_shared->nslots = report_nslots();
 		for (int i = 0; i < report_shared->nslots; i++)
 		{
 			ReportSlot *slot = &report_shared->slots[i];
 
 			pg_atomic_init_u64(&slot->requested, 0);
-			SpinLockInit(&slot->mutex);
-			slot->answered = 0;
+			pg_atomic_init_u64(&slot->requested_at, 0);
+			pg_atomic_init_u32(&slot->want_outgoing, 0);
+			pg_atomic_init_u32(&slot->asker, 0);
+			pg_atomic_init_u32(&slot->awaiting, 0);
+			pg_atomic_init_u32(&slot->changecount, 0);
 			slot->pid = 0;
+			slot->answered = 0;
+			slot->answered_at = 0;
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
 
+/* the slot's process writes between these two, as pgstat_report_* do */
+static void
+begin_write(ReportSlot *slot)
+{
+	pg_atomic_fetch_add_u32(&slot->changecount, 1);
+	pg_write_barrier();
+}
+
+static void
+end_write(ReportSlot *slot)
+{
+	pg_write_barrier();
+	pg_atomic_fetch_add_u32(&slot->changecount, 1);
+}
+
+/*
+ * Copy a slot without a lock: retry while its process writes.  The report
+ * too if "report" is not NULL.
+ */
+static void
+read_slot(ReportSlot *slot, SlotCopy *copy, MptcpReport *report)
+{
+	for (;;)
+	{
+		uint32		before = pg_atomic_read_u32(&slot->changecount);
+
+		pg_read_barrier();
+		copy->pid = slot->pid;
+		copy->answered = slot->answered;
+		copy->answered_at = slot->answered_at;
+		if (report != NULL)
+		{
+			int			n = Min(Max(slot->report.nsubflows, 0),
+								MPTCP_REPORT_MAX_SUBFLOWS);
+
+			memcpy(report, &slot->report, offsetof(MptcpReport, subflows) +
+				   n * sizeof(MptcpReportedSubflow));
+			report->nsubflows = n;
+		}
+		pg_read_barrier();
+		if (before % 2 == 0 &&
+			before == pg_atomic_read_u32(&slot->changecount))
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* one answer less for the asker to wait for; wake it after the last */
+static void
+answer_arrived(uint32 asker)
+{
+	ReportSlot *a;
+	uint32		n;
+
+	if (asker == 0 || asker > report_shared->nslots)
+		return;
+	a = &report_shared->slots[asker - 1];
+	n = pg_atomic_read_u32(&a->awaiting);
+	/* (a late answer to an asker that gave up must not wrap around) */
+	while (n > 0 && !pg_atomic_compare_exchange_u32(&a->awaiting, &n, n - 1))
+		;
+	if (n <= 1)
+		SetLatch(&GetPGProcByNumber(asker - 1)->procLatch);
+}
+
 #ifdef USE_MPTCP
 
 /* the Linux UAPI (include/uapi/linux/mptcp.h), for older headers */
-#define SOL_MPTCP_OPT_TCPINFO 2 /* MPTCP_TCPINFO, Linux 5.16 */
 #define SOL_MPTCP_OPT_SUBFLOW_ADDRS 3	/* MPTCP_SUBFLOW_ADDRS, Linux 5.16 */
-#define SOL_MPTCP_OPT_FULL_INFO 4	/* MPTCP_FULL_INFO, Linux 6.5 */
 
-/* struct mptcp_subflow_data: the header of the 5.16 arrays */
+/* struct mptcp_subflow_data: the header of the array */
 typedef struct SubflowData
 {
 	uint32		size_subflow_data;
@@ -151,150 +248,8 @@ typedef struct SubflowAddrs
 	struct sockaddr_storage remote;
 } SubflowAddrs;
 
-/* struct mptcp_subflow_info */
-typedef struct SubflowInfo
-{
-	uint32		id;
-	SubflowAddrs addrs;
-} SubflowInfo;
-
-/* struct mptcp_full_info */
-typedef struct FullInfo
-{
-	uint32		size_tcpinfo_kernel;
-	uint32		size_tcpinfo_user;
-	uint32		size_sfinfo_kernel;
-	uint32		size_sfinfo_user;
-	uint32		num_subflows;
-	uint32		size_arrays_user;
-	uint64		subflow_info;	/* user pointers */
-	uint64		tcp_info;
-	MptcpInfo	mptcp_info;
-} FullInfo;
-
 /* what a process gathers; static, as it answers from ProcessInterrupts() */
 static MptcpReport local_report;
-static TcpInfo tcpinfo_buf[MPTCP_REPORT_MAX_SUBFLOWS];
-static SubflowInfo sfinfo_buf[MPTCP_REPORT_MAX_SUBFLOWS];
-
-static void
-add_subflow(MptcpReport *r, uint64 inode, uint32 token,
-			const SubflowAddrs *addrs, const TcpInfo *info, uint32 info_len)
-{
-	MptcpReportedSubflow *s;
-
-	if (r->nsubflows >= MPTCP_REPORT_MAX_SUBFLOWS)
-	{
-		r->nmissing++;
-		return;
-	}
-	s = &r->subflows[r->nsubflows++];
-	memset(s, 0, sizeof(*s));
-	s->inode = inode;
-	s->token = token;
-	(void) mptcp_sockaddr_to_mapped(&addrs->local, s->ends.local,
-									&s->ends.local_port, &s->ends.family);
-	(void) mptcp_sockaddr_to_mapped(&addrs->remote, s->ends.remote,
-									&s->ends.remote_port, &s->ends.family);
-	s->info_len = Min(info_len, sizeof(TcpInfo));
-	memcpy(&s->info, info, s->info_len);
-}
-
-/*
- * Linux 6.5: one call gives the connection's token and, for each subflow,
- * its addresses and struct tcp_info, consistently.  False with errno set
- * if the kernel has no MPTCP_FULL_INFO.
- */
-static bool
-report_full_info(int fd, uint64 inode, MptcpReport *r)
-{
-	FullInfo	fi;
-	socklen_t	len = sizeof(fi);
-	int			room = MPTCP_REPORT_MAX_SUBFLOWS - r->nsubflows;
-
-	memset(&fi, 0, sizeof(fi));
-	fi.size_tcpinfo_user = sizeof(TcpInfo);
-	fi.size_sfinfo_user = sizeof(SubflowInfo);
-	fi.size_arrays_user = Max(room, 0);
-	fi.subflow_info = (uint64) (uintptr_t) sfinfo_buf;
-	fi.tcp_info = (uint64) (uintptr_t) tcpinfo_buf;
-	if (getsockopt(fd, SOL_MPTCP, SOL_MPTCP_OPT_FULL_INFO, &fi, &len) < 0)
-		return false;
-	for (uint32 i = 0; i < fi.num_subflows; i++)
-	{
-		if (i >= fi.size_arrays_user)
-		{
-			r->nmissing++;
-			continue;
-		}
-		add_subflow(r, inode, fi.mptcp_info.token, &sfinfo_buf[i].addrs,
-					&tcpinfo_buf[i], Min(fi.size_tcpinfo_user, fi.size_tcpinfo_kernel));
-	}
-	return true;
-}
-
-/*
- * Linux 5.16 to 6.4: two calls, the subflows' addresses and their struct
- * tcp_info, in the same order.  A subflow that comes or goes between the
- * two calls changes the count, and then we report nothing rather than pair
- * the wrong ones.
- */
-static bool
-report_two_calls(int fd, uint64 inode, MptcpReport *r)
-{
-	static union
-	{
-		SubflowData hdr;
-		char		buf[sizeof(SubflowData) + MPTCP_REPORT_MAX_SUBFLOWS * sizeof(SubflowAddrs)];
-	}			addrs;
-	static union
-	{
-		SubflowData hdr;
-		char		buf[sizeof(SubflowData) + MPTCP_REPORT_MAX_SUBFLOWS * sizeof(TcpInfo)];
-	}			infos;
-	MptcpInfo	mi;
-	socklen_t	len;
-	uint32		n;
-	uint32		info_len;
-
-	memset(&mi, 0, sizeof(mi));
-	len = sizeof(mi);
-	if (getsockopt(fd, SOL_MPTCP, MPTCP_INFO, &mi, &len) < 0)
-		return false;
-
-	memset(&addrs.hdr, 0, sizeof(addrs.hdr));
-	addrs.hdr.size_subflow_data = sizeof(SubflowData);
-	addrs.hdr.size_user = sizeof(SubflowAddrs);
-	len = sizeof(addrs);
-	if (getsockopt(fd, SOL_MPTCP, SOL_MPTCP_OPT_SUBFLOW_ADDRS, &addrs, &len) < 0)
-		return false;
-
-	memset(&infos.hdr, 0, sizeof(infos.hdr));
-	infos.hdr.size_subflow_data = sizeof(SubflowData);
-	infos.hdr.size_user = sizeof(TcpInfo);
-	len = sizeof(infos);
-	if (getsockopt(fd, SOL_MPTCP, SOL_MPTCP_OPT_TCPINFO, &infos, &len) < 0)
-		return false;
-
-	if (addrs.hdr.num_subflows != infos.hdr.num_subflows)
-	{
-		errno = EAGAIN;
-		return false;
-	}
-	n = Min(addrs.hdr.num_subflows, MPTCP_REPORT_MAX_SUBFLOWS);
-	info_len = Min(infos.hdr.size_user, infos.hdr.size_kernel);
-	for (uint32 i = 0; i < n; i++)
-	{
-		const SubflowAddrs *a = (const SubflowAddrs *)
-			(addrs.buf + sizeof(SubflowData) + i * sizeof(SubflowAddrs));
-		const TcpInfo *t = (const TcpInfo *)
-			(infos.buf + sizeof(SubflowData) + i * sizeof(TcpInfo));
-
-		add_subflow(r, inode, mi.token, a, t, info_len);
-	}
-	r->nmissing += addrs.hdr.num_subflows - n;
-	return true;
-}
 
 /* does this getsockopt() errno mean "no such option here"? */
 #define OPTION_UNKNOWN(e) ((e) == EOPNOTSUPP || (e) == ENOPROTOOPT || (e) == EINVAL)
@@ -303,32 +258,98 @@ report_two_calls(int fd, uint64 inode, MptcpReport *r)
 static void
 report_socket(int fd, uint64 inode, MptcpReport *r)
 {
-	if (report_full_info(fd, inode, r))
-		return;
-	if (OPTION_UNKNOWN(errno) && report_two_calls(fd, inode, r))
-		return;
-	if (OPTION_UNKNOWN(errno))
-		r->nunsupported++;		/* the asker tells which of the two it is */
-	else
+	static union
 	{
-		r->status = MPTCP_REPORT_FAILED;
-		r->sys_errno = errno;
+		SubflowData hdr;
+		char		buf[sizeof(SubflowData) + MPTCP_REPORT_MAX_SUBFLOWS * sizeof(SubflowAddrs)];
+	}			addrs;
+	socklen_t	len = sizeof(addrs);
+	uint32		n;
+	uint32		size;
+
+	memset(&addrs.hdr, 0, sizeof(addrs.hdr));
+	addrs.hdr.size_subflow_data = sizeof(SubflowData);
+	addrs.hdr.size_user = sizeof(SubflowAddrs);
+	if (getsockopt(fd, SOL_MPTCP, SOL_MPTCP_OPT_SUBFLOW_ADDRS, &addrs, &len) < 0)
+	{
+		if (OPTION_UNKNOWN(errno))
+			r->nunsupported++;	/* the asker tells fallback from old kernel */
+		else
+		{
+			r->status = MPTCP_REPORT_FAILED;
+			r->sys_errno = errno;
+		}
+		return;
+	}
+	size = Min(addrs.hdr.size_user, addrs.hdr.size_kernel);
+	n = Min(addrs.hdr.num_subflows,
+			(len - sizeof(SubflowData)) / Max(addrs.hdr.size_user, 1));
+	for (uint32 i = 0; i < addrs.hdr.num_subflows; i++)
+	{
+		const SubflowAddrs *a = (const SubflowAddrs *)
+			(addrs.buf + sizeof(SubflowData) + i * addrs.hdr.size_user);
+		MptcpReportedSubflow *s;
+
+		if (i >= n || r->nsubflows >= MPTCP_REPORT_MAX_SUBFLOWS ||
+			size < sizeof(SubflowAddrs))
+		{
+			r->nmissing++;
+			continue;
+		}
+		s = &r->subflows[r->nsubflows++];
+		memset(s, 0, sizeof(*s));
+		s->inode = inode;
+		(void) mptcp_sockaddr_to_mapped(&a->local, s->ends.local,
+										&s->ends.local_port, &s->ends.family);
+		(void) mptcp_sockaddr_to_mapped(&a->remote, s->ends.remote,
+										&s->ends.remote_port, &s->ends.family);
 	}
 }
 
+/* is fd an MPTCP socket?  Its inode too. */
+static bool
+fd_is_mptcp(int fd, uint64 *inode)
+{
+	struct stat st;
+	int			protocol;
+	socklen_t	len = sizeof(protocol);
+
+	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return false;
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &len) < 0 ||
+		protocol != IPPROTO_MPTCP)
+		return false;
+	*inode = (uint64) st.st_ino;
+	return true;
+}
+
 /*
- * Gather this process's MPTCP sockets: every open file descriptor that is
- * an IPPROTO_MPTCP socket.  Runs in ProcessInterrupts(): it must not
- * throw, so it uses no palloc and no ereport.
+ * Gather this process's MPTCP sockets: its client's connection, known
+ * without looking, and with "outgoing" every other open MPTCP socket.  Runs
+ * in ProcessInterrupts(): it must not throw, so no palloc and no ereport.
  */
 static void
-gather_own_sockets(MptcpReport *r)
+gather_own_sockets(MptcpReport *r, bool outgoing)
 {
+	static int	client_fd = -1;
+	static uint64 client_inode = 0;
 	DIR		   *dir;
 	struct dirent *de;
 
 	memset(r, 0, offsetof(MptcpReport, subflows));
 	r->status = MPTCP_REPORT_OK;
+	r->outgoing = outgoing;
+
+	/* (the client's socket stays the same for the life of the process) */
+	if (client_fd < 0 && MyProcPort != NULL &&
+		MyProcPort->sock != PGINVALID_SOCKET &&
+		fd_is_mptcp(MyProcPort->sock, &client_inode))
+		client_fd = MyProcPort->sock;
+	if (client_fd >= 0)
+		report_socket(client_fd, client_inode, r);
+	if (!outgoing)
+		return;
+
 	dir = opendir("/proc/self/fd");
 	if (dir == NULL)
 	{
@@ -340,18 +361,13 @@ gather_own_sockets(MptcpReport *r)
 	{
 		char	   *end;
 		long		fd = strtol(de->d_name, &end, 10);
-		struct stat st;
-		int			protocol;
-		socklen_t	len = sizeof(protocol);
+		uint64		inode;
 
-		if (*end != '\0' || end == de->d_name || fd == dirfd(dir))
+		if (*end != '\0' || end == de->d_name || fd == dirfd(dir) ||
+			fd == client_fd)
 			continue;
-		if (fstat((int) fd, &st) < 0 || !S_ISSOCK(st.st_mode))
-			continue;
-		if (getsockopt((int) fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &len) < 0 ||
-			protocol != IPPROTO_MPTCP)
-			continue;
-		report_socket((int) fd, (uint64) st.st_ino, r);
+		if (fd_is_mptcp((int) fd, &inode))
+			report_socket((int) fd, inode, r);
 	}
 	closedir(dir);
 }
@@ -363,18 +379,20 @@ answer_report_request(void)
 {
 	ReportSlot *slot;
 	uint64		requested;
+	bool		outgoing;
 
 	if (report_shared == NULL || MyProcNumber < 0 ||
 		MyProcNumber >= report_shared->nslots)
 		return;
 	slot = &report_shared->slots[MyProcNumber];
 	requested = pg_atomic_read_u64(&slot->requested);
+	outgoing = pg_atomic_exchange_u32(&slot->want_outgoing, 0) != 0;
 
 #ifdef USE_MPTCP
-	gather_own_sockets(&local_report);
+	gather_own_sockets(&local_report, outgoing);
 #endif
 
-	SpinLockAcquire(&slot->mutex);
+	begin_write(slot);
 #ifdef USE_MPTCP
 	memcpy(&slot->report, &local_report,
 		   offsetof(MptcpReport, subflows) +
@@ -382,9 +400,10 @@ answer_report_request(void)
 #endif
 	slot->pid = MyProcPid;
 	slot->answered = requested;
-	SpinLockRelease(&slot->mutex);
+	slot->answered_at = GetCurrentTimestamp();
+	end_write(slot);
 
-	ConditionVariableBroadcast(&report_shared->cv);
+	answer_arrived(pg_atomic_read_u32(&slot->asker));
 }
 
 void
@@ -412,74 +431,161 @@ pid_slot(int pid)
 	return procno < report_shared->nslots ? procno : -1;
 }
 
+/* what the asker knows of one process */
+typedef enum
+{
+	ASK_DONE,					/* the report is in, or never will be */
+	ASK_SEND,					/* to be signalled */
+	ASK_WAIT,					/* signalled, by us or another asker */
+} AskState;
+
+/*
+ * Take a slot's answer if it is the one wanted.  A process that exited (its
+ * PGPROC is free, or another's) is given up at once: an exiting process
+ * does not answer, and it is gone a few milliseconds later.  Returns
+ * whether the asker needs to wait no more for it.
+ */
+static bool
+take_answer(ReportSlot *slot, int slotno, int pid, uint64 wanted,
+			MptcpReport *report)
+{
+	SlotCopy	copy;
+
+	read_slot(slot, &copy, NULL);
+	if (copy.pid == pid && copy.answered >= wanted)
+	{
+		/* (it may have answered a newer request meanwhile: as good) */
+		read_slot(slot, &copy, report);
+		return true;
+	}
+	if (GetPGProcByNumber(slotno)->pid != pid)
+	{
+		report->status = MPTCP_REPORT_GONE;
+		return true;
+	}
+	return false;
+}
+
 MptcpReport **
-mptcp_report_collect(int npids, const int *pids)
+mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
+					 MptcpReportStats *stats)
 {
 	MptcpReport **reports = palloc0(sizeof(MptcpReport *) * npids);
 	int		   *slots = palloc(sizeof(int) * npids);
 	uint64	   *wanted = palloc0(sizeof(uint64) * npids);
+	AskState   *state = palloc(sizeof(AskState) * npids);
+	ReportSlot *mine;
+	TimestampTz now = GetCurrentTimestamp();
 	TimestampTz deadline;
-	int			pending = 0;
+	int			nsend = 0;
 
+	memset(stats, 0, sizeof(*stats));
 	for (int i = 0; i < npids; i++)
 	{
 		reports[i] = palloc0(sizeof(MptcpReport));
 		reports[i]->status = report_shared == NULL ?
 			MPTCP_REPORT_NOT_LOADED : MPTCP_REPORT_NO_ANSWER;
-		slots[i] = -1;
+		state[i] = ASK_DONE;
 	}
-	if (report_shared == NULL || npids == 0)
+	if (report_shared == NULL || npids == 0 || MyProcNumber < 0 ||
+		MyProcNumber >= report_shared->nslots)
 		return reports;
+	mine = &report_shared->slots[MyProcNumber];
 
 	if (report_wait_event == 0)
 		report_wait_event = WaitEventExtensionNew("MptcpinfoReport");
 
-	/* ask them all first, then wait once */
+	/* first what needs no asking, and who is to be asked */
 	for (int i = 0; i < npids; i++)
 	{
+		ReportSlot *slot;
+		SlotCopy	copy;
+
 #ifdef USE_MPTCP
 		/* our own sockets need no asking */
 		if (pids[i] == MyProcPid)
 		{
-			gather_own_sockets(reports[i]);
+			gather_own_sockets(reports[i], outgoing[i]);
 			continue;
 		}
 #endif
 		slots[i] = pid_slot(pids[i]);
 		if (slots[i] < 0)
-			continue;			/* gone */
-		wanted[i] = pg_atomic_add_fetch_u64(&report_shared->slots[slots[i]].requested, 1);
-		if (SendProcSignal(pids[i], PROCSIG_MPTCP_REPORT, slots[i]) < 0)
-			slots[i] = -1;		/* gone meanwhile */
-		else
-			pending++;
+		{
+			reports[i]->status = MPTCP_REPORT_GONE;
+			stats->gone++;
+			continue;
+		}
+		slot = &report_shared->slots[slots[i]];
+		read_slot(slot, &copy, reports[i]);
+		if (copy.pid == pids[i] &&
+			copy.answered_at > now - REPORT_REUSE_MS * INT64CONST(1000) &&
+			(!outgoing[i] || reports[i]->outgoing))
+		{
+			stats->reused++;
+			continue;
+		}
+		memset(reports[i], 0, offsetof(MptcpReport, subflows));
+		reports[i]->status = MPTCP_REPORT_NO_ANSWER;
+		wanted[i] = pg_atomic_read_u64(&slot->requested);
+		if (!outgoing[i] && wanted[i] > copy.answered &&
+			(TimestampTz) pg_atomic_read_u64(&slot->requested_at) >
+			now - REPORT_TIMEOUT_MS * INT64CONST(1000))
+		{
+			/* another asker's request is on its way: wait for its answer */
+			state[i] = ASK_WAIT;
+			stats->joined++;
+			continue;
+		}
+		state[i] = ASK_SEND;
+		nsend++;
 	}
 
-	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-										   REPORT_TIMEOUT_MS);
-	ConditionVariablePrepareToSleep(&report_shared->cv);
+	/* then ask them all, and wait once */
+	pg_atomic_write_u32(&mine->awaiting, nsend);
+	for (int i = 0; i < npids; i++)
+	{
+		ReportSlot *slot;
+
+		if (state[i] != ASK_SEND)
+			continue;
+		slot = &report_shared->slots[slots[i]];
+		if (outgoing[i])
+			pg_atomic_write_u32(&slot->want_outgoing, 1);
+		pg_atomic_write_u32(&slot->asker, MyProcNumber + 1);
+		pg_atomic_write_u64(&slot->requested_at, (uint64) now);
+		wanted[i] = pg_atomic_add_fetch_u64(&slot->requested, 1);
+		if (SendProcSignal(pids[i], PROCSIG_MPTCP_REPORT, slots[i]) < 0)
+		{
+			reports[i]->status = MPTCP_REPORT_GONE;
+			state[i] = ASK_DONE;
+			stats->gone++;
+			answer_arrived(MyProcNumber + 1);
+			continue;
+		}
+		state[i] = ASK_WAIT;
+		stats->asked++;
+	}
+
+	deadline = TimestampTzPlusMilliseconds(now, REPORT_TIMEOUT_MS);
 	for (;;)
 	{
 		long		remaining;
+		int			pending = 0;
 
 		for (int i = 0; i < npids; i++)
 		{
-			ReportSlot *slot;
-
-			if (slots[i] < 0)
+			if (state[i] != ASK_WAIT)
 				continue;
-			slot = &report_shared->slots[slots[i]];
-			SpinLockAcquire(&slot->mutex);
-			if (slot->answered >= wanted[i] && slot->pid == pids[i])
+			if (take_answer(&report_shared->slots[slots[i]], slots[i],
+							pids[i], wanted[i], reports[i]))
 			{
-				memcpy(reports[i], &slot->report,
-					   offsetof(MptcpReport, subflows) +
-					   Min(slot->report.nsubflows, MPTCP_REPORT_MAX_SUBFLOWS) *
-					   sizeof(MptcpReportedSubflow));
-				slots[i] = -1;
-				pending--;
+				state[i] = ASK_DONE;
+				if (reports[i]->status == MPTCP_REPORT_GONE)
+					stats->gone++;
 			}
-			SpinLockRelease(&slot->mutex);
+			else
+				pending++;
 		}
 		if (pending == 0)
 			break;
@@ -487,12 +593,19 @@ mptcp_report_collect(int npids, const int *pids)
 													deadline);
 		if (remaining <= 0)
 			break;
-		(void) ConditionVariableTimedSleep(&report_shared->cv, remaining,
-										   report_wait_event);
+
+		/*
+		 * Woken by the last answer; meanwhile look now and then for
+		 * processes that exited, and for answers to other askers' requests.
+		 */
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Min(remaining, REPORT_POLL_MS), report_wait_event);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
 	}
-	ConditionVariableCancelSleep();
 
 	pfree(slots);
 	pfree(wanted);
+	pfree(state);
 	return reports;
 }

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * mptcp_report.h
- *	  The subflows of MPTCP connections, as the processes holding them
- *	  report them.
+ *	  Which TCP sockets are the subflows of an MPTCP connection, as the
+ *	  process holding the connection reports them.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -23,14 +23,11 @@
  */
 #define MPTCP_REPORT_MAX_SUBFLOWS 16
 
-/* a subflow, as getsockopt() on its connection's socket describes it */
+/* a subflow: the ends of a TCP socket, and its connection's socket */
 typedef struct MptcpReportedSubflow
 {
 	uint64		inode;			/* of the connection's socket */
-	uint32		token;			/* the connection's */
 	MptcpSockEnds ends;
-	TcpInfo		info;
-	uint32		info_len;		/* how much of info the kernel filled */
 } MptcpReportedSubflow;
 
 /* why a process's report is missing or incomplete */
@@ -39,6 +36,7 @@ typedef enum MptcpReportStatus
 	MPTCP_REPORT_OK,
 	MPTCP_REPORT_NOT_LOADED,	/* mptcpinfo not in shared_preload_libraries */
 	MPTCP_REPORT_NO_ANSWER,		/* the process did not answer in time */
+	MPTCP_REPORT_GONE,			/* the process exited */
 	MPTCP_REPORT_FAILED,		/* getsockopt() failed: sys_errno */
 } MptcpReportStatus;
 
@@ -46,6 +44,7 @@ typedef struct MptcpReport
 {
 	MptcpReportStatus status;
 	int			sys_errno;
+	bool		outgoing;		/* covers the sockets it opened, too */
 	int			nsubflows;
 	int			nmissing;		/* subflows that did not fit */
 	int			nunsupported;	/* sockets the kernel would not describe:
@@ -53,14 +52,27 @@ typedef struct MptcpReport
 	MptcpReportedSubflow subflows[MPTCP_REPORT_MAX_SUBFLOWS];
 } MptcpReport;
 
+/* what one call of mptcp_report_collect() did, for a DEBUG1 line */
+typedef struct MptcpReportStats
+{
+	int			asked;			/* processes sent a request */
+	int			reused;			/* recent reports used as they were */
+	int			joined;			/* requests of another asker waited for */
+	int			gone;			/* processes that exited meanwhile */
+} MptcpReportStats;
+
 /* at shared_preload_libraries time: room for the reports, and the hook */
 extern void mptcp_report_init(void);
 
 /*
- * Ask the processes "pids" (server processes holding MPTCP connections)
- * for their reports and wait for them, a bounded time.  Returns one report
- * per pid, in the order given; a missing one says why in its status.
+ * The reports of the processes "pids" (server processes holding MPTCP
+ * connections); with outgoing[i], including the sockets process i opened
+ * itself.  Asks each at most once, reuses a report younger than a second,
+ * and waits a bounded time.  Returns one report per pid, in the order
+ * given; a missing one says why in its status.
  */
-extern MptcpReport **mptcp_report_collect(int npids, const int *pids);
+extern MptcpReport **mptcp_report_collect(int npids, const int *pids,
+										  const bool *outgoing,
+										  MptcpReportStats *stats);
 
 #endif							/* MPTCP_REPORT_H_CONTRIB */

@@ -3,33 +3,20 @@
  * mptcpinfo.c
  *	  Multipath TCP (MPTCP) figures of the server's connections.
  *
- * The figures of connections come from the kernel's socket diagnostics
- * (mptcp_diag.c): each MPTCP connection's struct mptcp_info.  Those of
- * subflows come from the processes that hold the connections, which ask
- * the kernel about their own sockets when asked (mptcp_report.c); with
- * mptcpinfo not in shared_preload_libraries, from socket diagnostics
- * where the kernel shows subflows to us (Linux 6.15, or CAP_NET_ADMIN).
- * Connections are matched to server processes in both directions:
+ * Each query of a view reads the kernel once, with one netlink socket: a
+ * socket diagnostics dump of the MPTCP sockets (mptcp_diag.c) gives each
+ * connection's struct mptcp_info, and for the subflows a dump of the TCP
+ * sockets gives each subflow's struct tcp_info.  The connections are
+ * matched to the server's processes from what pg_stat_activity already
+ * knows (mptcp_match.c), without asking them anything.
  *
- * - incoming: a backend's connection from its client, by the client's
- *	 address and port, as in pg_stat_activity;
- * - outgoing: a connection a server process opened itself (a walreceiver,
- *	 a logical replication worker, postgres_fdw or dblink in a backend), by
- *	 the inode of its socket, which /proc/PID/fd names (mptcp_proc.c).  The
- *	 file descriptors are only read if some MPTCP connection of the
- *	 namespace is not one of the incoming ones.
- *
- * The path manager's endpoints (mptcp_pm.c, generic netlink), the
- * namespace's MPTCP sysctls and counters (mptcp_proc.c, procfs) explain
- * what the connections do; pg_mptcp_endpoints also asks sock_diag for the
- * server's listening sockets to tell whether joins to an endpoint can
- * succeed.
- *
- * pg_stat_mptcp costs the querying backend a few netlink round trips and
- * the other backends nothing.  pg_stat_mptcp_subflows also interrupts each
- * process whose MPTCP connections the caller may see, once per query: only
- * the process holding a socket is told its subflows without privileges.
- * Neither needs privileges.
+ * Which TCP socket is a subflow of which connection, the kernel shows to
+ * an unprivileged process from Linux 6.15 on: then no other process is
+ * involved.  Before, it tells only the process that holds the connection,
+ * so for the connections the dump could not describe, and only with
+ * mptcpinfo in shared_preload_libraries, those processes are asked, at
+ * most once a second each (mptcp_report.c).  pg_stat_mptcp never asks
+ * anybody.
  *
  * What cannot be known is never shown as a fact: a column the kernel did
  * not fill is NULL, and a connection whose subflows cannot be read gets one
@@ -39,8 +26,9 @@
  * is only reported when the kernel's answer is long enough to contain it,
  * else it is NULL.
  *
- * This file holds the SQL entry points and what turns the kernel's answers
- * into rows; each kernel source has its own file.
+ * This file holds the SQL entry points of the two views and what turns the
+ * kernel's answers into their rows; mptcp_config.c those of the
+ * namespace's configuration.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -55,35 +43,22 @@
 #include <sys/utsname.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
-#include <net/if.h>
 
-#include "catalog/pg_authid.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "libpq/mptcp.h"
 #include "miscadmin.h"
 #include "mptcp_diag.h"
-#include "mptcp_pm.h"
-#include "mptcp_proc.h"
+#include "mptcp_match.h"
 #include "mptcp_report.h"
 #include "mptcp_startup.h"
-#include "postmaster/postmaster.h"
-#include "replication/walreceiver.h"
-#include "storage/spin.h"
-#include "utils/acl.h"
-#include "utils/backend_status.h"
+#include "mptcpinfo.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/inet.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
-
-#ifdef USE_MPTCP
-#define MPTCP_IN_BUILD true
-#else
-/* A build without MPTCP (no IPPROTO_MPTCP) has nothing to show: no rows. */
-#define MPTCP_IN_BUILD false
-#endif
 
 PG_MODULE_MAGIC_EXT(
 					.name = "mptcpinfo",
@@ -95,17 +70,41 @@ PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_1_2);
 PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_subflows);
 PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_subflows_1_1);
 PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_subflows_1_2);
-PG_FUNCTION_INFO_V1(pg_mptcp_get_endpoints);
-PG_FUNCTION_INFO_V1(pg_mptcp_get_settings);
-PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_counters);
+
+/* mptcpinfo.subflow_source */
+typedef enum
+{
+	SUBFLOW_SOURCE_AUTO,		/* the dump where it describes them */
+	SUBFLOW_SOURCE_PROCESSES,	/* always ask the processes */
+} SubflowSource;
+
+static const struct config_enum_entry subflow_source_options[] = {
+	{"auto", SUBFLOW_SOURCE_AUTO, false},
+	{"processes", SUBFLOW_SOURCE_PROCESSES, false},
+	{NULL, 0, false}
+};
+
+static int	subflow_source = SUBFLOW_SOURCE_AUTO;
 
 /*
  * Loaded at server start (shared_preload_libraries), the module says once
- * what the server's MPTCP will do; see mptcp_startup.c.
+ * what the server's MPTCP will do (see mptcp_startup.c), and can ask the
+ * server's processes about their subflows (mptcp_report.c).
  */
 void
 _PG_init(void)
 {
+	DefineCustomEnumVariable("mptcpinfo.subflow_source",
+							 "Where pg_stat_mptcp_subflows learns which TCP sockets are subflows.",
+							 "\"auto\" takes them from the kernel's socket dump where it shows them (Linux 6.15), and asks the server processes holding the connections otherwise; \"processes\" always asks them, as on older kernels.",
+							 &subflow_source,
+							 SUBFLOW_SOURCE_AUTO,
+							 subflow_source_options,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+	MarkGUCPrefixReserved("mptcpinfo");
+
 	if (process_shared_preload_libraries_in_progress)
 	{
 		mptcp_startup_register();
@@ -113,47 +112,15 @@ _PG_init(void)
 	}
 }
 
-#define HAS_PGSTAT_PERMISSIONS(role) \
-	(has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS) || \
-	 has_privs_of_role(GetUserId(), role))
-
 /* the columns of each version's functions */
 #define NUM_MPTCP_COLS_V1_0 23
 #define NUM_MPTCP_COLS 24		/* 1.2: direction */
 #define NUM_SUBFLOW_COLS_V1_0 16
 #define NUM_SUBFLOW_COLS_V1_1 17	/* backup */
 #define NUM_SUBFLOW_COLS 19		/* 1.2: token, congestion_control */
-#define NUM_ENDPOINT_COLS 9
-#define NUM_SETTING_COLS 3
-#define NUM_COUNTER_COLS 2
 
-/* the sockets of one process: a few, more with many fdw connections */
-#define MAX_PROCESS_SOCKETS 1024
-
-/*
- * One row of pg_stat_mptcp: a connection of a server process, or (conn
- * NULL) a backend's plain TCP client connection or a walreceiver's plain
- * TCP connection.
- */
-typedef struct MptcpRow
-{
-	PgBackendStatus *beentry;
-	bool		visible;		/* may the caller see its details? */
-	bool		outgoing;		/* opened by the server process */
-	MptcpConn  *conn;
-} MptcpRow;
-
-/* the client address of a backend, in the form of MptcpSockEnds.remote */
-static bool
-backend_client(PgBackendStatus *beentry, uint8 *addr, uint16 *port)
-{
-	/* (false for a Unix-domain socket, or no client) */
-	return mptcp_sockaddr_to_mapped(&beentry->st_clientaddr.addr, addr, port,
-									NULL);
-}
-
-static Datum
-inet_datum(int family, const uint8 *mapped)
+Datum
+mptcpinfo_inet_datum(int family, const uint8 *mapped)
 {
 	inet	   *res = palloc0(sizeof(inet));
 	static const uint8 v4prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
@@ -194,198 +161,6 @@ ms_interval(uint32 ms)
 }
 
 /*
- * Is this backend a walreceiver connected over TCP/IP?  Its shared state
- * names the host it is connected to, a directory for a Unix-domain socket.
- */
-static bool
-walreceiver_on_tcp(PgBackendStatus *beentry)
-{
-	bool		tcp = false;
-
-	if (beentry->st_backendType != B_WAL_RECEIVER || WalRcv == NULL)
-		return false;
-	SpinLockAcquire(&WalRcv->mutex);
-	if (WalRcv->pid == beentry->st_procpid &&
-		WalRcv->sender_host[0] != '\0' &&
-		!is_absolute_path(WalRcv->sender_host) &&
-		WalRcv->sender_host[0] != '@')
-		tcp = true;
-	SpinLockRelease(&WalRcv->mutex);
-	return tcp;
-}
-
-/* the MPTCP connection from a backend's client, if any */
-static MptcpConn *
-find_incoming(MptcpDiag *diag, PgBackendStatus *beentry)
-{
-	uint8		addr[16];
-	uint16		port;
-	ListCell   *lc;
-
-	if (!backend_client(beentry, addr, &port))
-		return NULL;
-	foreach(lc, diag->conns)
-	{
-		MptcpConn  *c = lfirst(lc);
-
-		if (c->ends.remote_port == port && c->ends.local_port == PostPortNumber &&
-			memcmp(c->ends.remote, addr, 16) == 0)
-			return c;
-	}
-	return NULL;
-}
-
-/*
- * Can this process have opened connections?  Backends can (postgres_fdw,
- * dblink), background workers (logical replication workers, extensions'
- * workers) and the walreceiver; the other auxiliary processes and the
- * walsenders do not.
- */
-static bool
-may_connect(PgBackendStatus *beentry)
-{
-	return beentry->st_backendType == B_BACKEND ||
-		beentry->st_backendType == B_BG_WORKER ||
-		beentry->st_backendType == B_WAL_RECEIVER;
-}
-
-/*
- * The MPTCP connections that a server process opened: the ones not yet
- * claimed whose socket the process has open.  Appends a row for each.
- */
-static List *
-add_outgoing(List *rows, MptcpDiag *diag, PgBackendStatus *beentry,
-			 bool visible)
-{
-	uint64	   *inodes = palloc(sizeof(uint64) * MAX_PROCESS_SOCKETS);
-	int			n;
-	ListCell   *lc;
-
-	n = mptcp_proc_socket_inodes(beentry->st_procpid, inodes,
-								 MAX_PROCESS_SOCKETS);
-	foreach(lc, diag->conns)
-	{
-		MptcpConn  *c = lfirst(lc);
-
-		if (c->pid != 0 || c->inode == 0)
-			continue;
-		for (int j = 0; j < n; j++)
-		{
-			if (c->inode == inodes[j])
-			{
-				MptcpRow   *row = palloc0(sizeof(MptcpRow));
-
-				c->pid = beentry->st_procpid;
-				row->beentry = beentry;
-				row->visible = visible;
-				row->outgoing = true;
-				row->conn = c;
-				rows = lappend(rows, row);
-				break;
-			}
-		}
-	}
-	pfree(inodes);
-	return rows;
-}
-
-/*
- * The rows of pg_stat_mptcp, in the order of the server's processes: for
- * each backend with a TCP client connection, that connection; for each
- * server process, the MPTCP connections it opened; for a walreceiver
- * connected over plain TCP, a row without MPTCP figures.
- *
- * With all_outgoing false (the functions of versions 1.0 and 1.1, which
- * have no direction column), the outgoing connections of walreceivers
- * only.
- *
- * A process whose details the caller may not see gets one row, with its
- * pid only, however many connections it has.
- */
-static List *
-collect_rows(MptcpDiag *diag, bool all_outgoing)
-{
-	int			num_backends;
-	List	   *rows = NIL;
-	int			unclaimed = 0;
-	ListCell   *lc;
-
-	/*
-	 * The kernel's answer is fresh, so the backend status must be too: the
-	 * transaction's snapshot could match a dead backend's entry (and its
-	 * role, for the visibility check) with a new connection that reuses its
-	 * pid or client address.
-	 */
-	pgstat_clear_backend_activity_snapshot();
-	num_backends = pgstat_fetch_stat_numbackends();
-
-	/* first the incoming connections, claimed by their address */
-	for (int i = 1; i <= num_backends; i++)
-	{
-		PgBackendStatus *beentry =
-			&pgstat_get_local_beentry_by_index(i)->backendStatus;
-		MptcpConn  *c;
-
-		CHECK_FOR_INTERRUPTS();
-
-		if (beentry->st_procpid != 0 &&
-			(c = find_incoming(diag, beentry)) != NULL)
-			c->pid = beentry->st_procpid;
-	}
-	/* only if some connection is not one of them, look for outgoing ones */
-	foreach(lc, diag->conns)
-	{
-		if (((MptcpConn *) lfirst(lc))->pid == 0)
-			unclaimed++;
-	}
-
-	for (int i = 1; i <= num_backends; i++)
-	{
-		PgBackendStatus *beentry =
-			&pgstat_get_local_beentry_by_index(i)->backendStatus;
-		bool		visible = HAS_PGSTAT_PERMISSIONS(beentry->st_userid);
-		bool		walreceiver = walreceiver_on_tcp(beentry);
-		int			nrows = list_length(rows);
-		uint8		addr[16];
-		uint16		port;
-
-		if (beentry->st_procpid == 0)
-			continue;
-		if (backend_client(beentry, addr, &port))
-		{
-			MptcpRow   *row = palloc0(sizeof(MptcpRow));
-
-			row->beentry = beentry;
-			row->visible = visible;
-			row->conn = find_incoming(diag, beentry);
-			rows = lappend(rows, row);
-		}
-		if (unclaimed > 0 && (walreceiver ||
-							  (all_outgoing && may_connect(beentry))))
-		{
-			int			before = list_length(rows);
-
-			rows = add_outgoing(rows, diag, beentry, visible);
-			unclaimed -= list_length(rows) - before;
-		}
-		if (walreceiver && list_length(rows) == nrows)
-		{
-			/* a walreceiver on plain TCP, or one whose socket was missed */
-			MptcpRow   *row = palloc0(sizeof(MptcpRow));
-
-			row->beentry = beentry;
-			row->visible = visible;
-			row->outgoing = true;
-			rows = lappend(rows, row);
-		}
-		/* one row with nothing but the pid for a process the caller can't see */
-		if (!visible && list_length(rows) > nrows + 1)
-			rows = list_truncate(rows, nrows + 1);
-	}
-	return rows;
-}
-
-/*
  * Is the running kernel this release or later?  Needed where the length of
  * struct mptcp_info cannot tell: the kernel pads it to 8 bytes, and a field
  * added later may sit in an older kernel's padding, which reads as 0.
@@ -409,9 +184,6 @@ kernel_at_least(int major, int minor)
 	}
 	return k_major > major || (k_major == major && k_minor >= minor);
 }
-
-#define COL(cond, datum) \
-	do { if (cond) { values[i] = (datum); nulls[i] = false; } i++; } while (0)
 
 static void
 emit_conn(MptcpRow *row, bool conns_known, ReturnSetInfo *rsinfo)
@@ -509,9 +281,9 @@ emit_subflow(ReturnSetInfo *rsinfo, int pid, uint32 token,
 		len = 0;
 	memset(nulls, true, sizeof(nulls));
 	COL(true, Int32GetDatum(pid));
-	COL(known, inet_datum(ends->family, ends->local));
+	COL(known, mptcpinfo_inet_datum(ends->family, ends->local));
 	COL(known, Int32GetDatum(ends->local_port));
-	COL(known, inet_datum(ends->family, ends->remote));
+	COL(known, mptcpinfo_inet_datum(ends->family, ends->remote));
 	COL(known, Int32GetDatum(ends->remote_port));
 	COL(HAS_FIELD(TcpInfo, state, len), BoolGetDatum(ti->state == 1));	/* TCP_ESTABLISHED */
 	COL(HAS_FIELD(TcpInfo, rtt, len), Float8GetDatum(ti->rtt / 1000.0));
@@ -547,9 +319,24 @@ shows_subflows(MptcpRow *row)
 		!(row->conn->info.flags & MPTCP_INFO_FLAG_FALLBACK);
 }
 
-/* a connection's subflows, as its process reported them */
+/* one subflow, with what the dump says of its TCP socket */
 static void
-emit_reported_subflows(MptcpRow *row, MptcpReport *rep,
+emit_dumped_subflow(ReturnSetInfo *rsinfo, int pid, uint32 token,
+					MptcpSubflow *s)
+{
+	s->info.state = s->state;	/* (diagnostics give it apart) */
+	emit_subflow(rsinfo, pid, token, &s->ends, &s->info,
+				 Max(s->info_len, offsetof(TcpInfo, ca_state)),
+				 s->flags_known, s->flags, s->congestion_control);
+}
+
+/*
+ * A connection's subflows, as its process reported them: which TCP sockets
+ * they are.  Their figures come from the dump; one that came after it has
+ * its ends only.
+ */
+static void
+emit_reported_subflows(MptcpRow *row, MptcpReport *rep, MptcpDiag *diag,
 					   ReturnSetInfo *rsinfo, Unreadable *u)
 {
 	MptcpConn  *c = row->conn;
@@ -558,23 +345,17 @@ emit_reported_subflows(MptcpRow *row, MptcpReport *rep,
 
 	for (int k = 0; k < rep->nsubflows; k++)
 	{
-		MptcpReportedSubflow *s = &rep->subflows[k];
-		char		cc[16];
-		uint32		flags;
-		bool		flags_known;
+		MptcpReportedSubflow *r = &rep->subflows[k];
+		MptcpSubflow *s;
 
-		if (s->inode != c->inode)
+		if (r->inode != c->inode)
 			continue;
-		CHECK_FOR_INTERRUPTS();
-		/* what only socket diagnostics say: congestion control, flags */
-		if (!mptcp_diag_subflow_details(&s->ends, cc, sizeof(cc), &flags,
-										&flags_known))
-		{
-			cc[0] = '\0';
-			flags_known = false;
-		}
-		emit_subflow(rsinfo, pid, s->token, &s->ends, &s->info, s->info_len,
-					 flags_known, flags, cc);
+		s = mptcp_diag_find_socket(diag, &r->ends);
+		if (s != NULL)
+			emit_dumped_subflow(rsinfo, pid, c->info.token, s);
+		else
+			emit_subflow(rsinfo, pid, c->info.token, &r->ends, NULL, 0,
+						 false, 0, NULL);
 		n++;
 	}
 	if (rep->nmissing > 0)
@@ -594,6 +375,8 @@ emit_reported_subflows(MptcpRow *row, MptcpReport *rep,
 			u->failed++;
 			u->failed_errno = rep->sys_errno;
 			break;
+		case MPTCP_REPORT_GONE:
+			return;				/* closed since we looked */
 		case MPTCP_REPORT_OK:
 			if (rep->nunsupported > 0)
 				u->unsupported++;
@@ -602,38 +385,6 @@ emit_reported_subflows(MptcpRow *row, MptcpReport *rep,
 			break;
 	}
 	emit_subflow(rsinfo, pid, c->info.token, NULL, NULL, 0, false, 0, NULL);
-}
-
-/*
- * Without mptcpinfo preloaded: the subflows that socket diagnostics show
- * us, those of all the namespace's connections.
- */
-static void
-emit_diag_subflows(MptcpRow *row, MptcpDiag *diag, ReturnSetInfo *rsinfo,
-				   Unreadable *u)
-{
-	MptcpConn  *c = row->conn;
-	int			pid = row->beentry->st_procpid;
-	int			n = 0;
-	ListCell   *lc;
-
-	foreach(lc, diag->subflows)
-	{
-		MptcpSubflow *s = lfirst(lc);
-
-		if (s->token != c->info.token)
-			continue;
-		s->info.state = s->state;	/* (diagnostics give it apart) */
-		emit_subflow(rsinfo, pid, s->token, &s->ends, &s->info,
-					 Max(s->info_len, offsetof(TcpInfo, ca_state)),
-					 true, s->flags, s->congestion_control);
-		n++;
-	}
-	if (n == 0)
-	{
-		u->not_loaded++;
-		emit_subflow(rsinfo, pid, c->info.token, NULL, NULL, 0, false, 0, NULL);
-	}
 }
 
 /* say why some connections have no subflow figures */
@@ -677,182 +428,6 @@ report_unreadable(const Unreadable *u)
 						   MPTCP_REPORT_MAX_SUBFLOWS)));
 }
 
-/*
- * Can peers join at this endpoint?  With a port, the kernel listens there
- * itself.  Without one, joins come to the endpoint's address at the
- * server's own port: false if unknown ("known" false), for the caller to
- * show as NULL.
- */
-static bool
-endpoint_accepts_joins(const MptcpEndpoint *ep, MptcpDiag *listeners,
-					   bool *known)
-{
-	*known = true;
-	if (ep->port != 0)
-		return true;
-	*known = mptcp_diag_listeners_known(listeners, listen_mptcp,
-										PostPortNumber);
-	return mptcp_diag_accepts_joins(listeners, ep->family, ep->addr,
-									PostPortNumber);
-}
-
-static Datum
-endpoint_addr_datum(const MptcpEndpoint *ep)
-{
-	uint8		addr[16];
-
-	mptcp_addr_to_mapped(ep->family, ep->addr, addr);
-	return inet_datum(ep->family, addr);
-}
-
-static void
-emit_endpoints(List *endpoints, MptcpDiag *listeners, ReturnSetInfo *rsinfo)
-{
-	ListCell   *lc;
-
-	foreach(lc, endpoints)
-	{
-		MptcpEndpoint *ep = lfirst(lc);
-		Datum		values[NUM_ENDPOINT_COLS] = {0};
-		bool		nulls[NUM_ENDPOINT_COLS];
-		char		ifname[IF_NAMESIZE];
-		bool		known = (ep->family == AF_INET || ep->family == AF_INET6);
-		int			i = 0;
-
-		memset(nulls, true, sizeof(nulls));
-		COL(true, Int32GetDatum(ep->id));
-		COL(known, endpoint_addr_datum(ep));
-		COL(ep->port != 0, Int32GetDatum(ep->port));
-		COL(ep->ifindex > 0 && if_indextoname(ep->ifindex, ifname) != NULL,
-			CStringGetTextDatum(ifname));
-		COL(true, BoolGetDatum((ep->flags & MPTCP_ENDP_SIGNAL) != 0));
-		COL(true, BoolGetDatum((ep->flags & MPTCP_ENDP_SUBFLOW) != 0));
-		COL(true, BoolGetDatum((ep->flags & MPTCP_ENDP_BACKUP) != 0));
-		COL(true, BoolGetDatum((ep->flags & MPTCP_ENDP_FULLMESH) != 0));
-		if ((ep->flags & MPTCP_ENDP_SIGNAL) && known)
-		{
-			bool		joins_known;
-			bool		joins = endpoint_accepts_joins(ep, listeners,
-													   &joins_known);
-
-			COL(joins_known, BoolGetDatum(joins));
-		}
-		else
-			COL(false, (Datum) 0);	/* does not apply */
-		Assert(i == NUM_ENDPOINT_COLS);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-}
-
-/* descriptions of the settings, after the kernel's mptcp-sysctl.rst */
-static const struct
-{
-	const char *name;
-	const char *description;
-}			setting_descriptions[] =
-
-{
-	{"net.ipv4.tcp_congestion_control",
-	"Congestion control of new TCP sockets, MPTCP subflows included"},
-	{"net.mptcp.add_addr_timeout",
-	"Seconds after which an unacknowledged ADD_ADDR is sent again"},
-	{"net.mptcp.allow_join_initial_addr_port",
-	"Whether peers may join at the address and port of the initial subflow"},
-	{"net.mptcp.available_path_managers",
-	"Path managers the kernel offers"},
-	{"net.mptcp.available_schedulers",
-	"Packet schedulers the kernel offers"},
-	{"net.mptcp.blackhole_timeout",
-	"Seconds during which MPTCP is not used for new connections after a firewall blackhole was detected (0 turns the detection off)"},
-	{"net.mptcp.checksum_enabled",
-	"Whether new connections ask for DSS checksums"},
-	{"net.mptcp.close_timeout",
-	"Seconds a connection without subflows is kept before it is closed"},
-	{"net.mptcp.enabled",
-	"Whether MPTCP sockets can be created"},
-	{"net.mptcp.path_manager",
-	"Path manager of new connections"},
-	{"net.mptcp.pm_type",
-	"Path manager of new connections (0 in-kernel, 1 userspace), older form of path_manager"},
-	{"net.mptcp.scheduler",
-	"Packet scheduler of new connections"},
-	{"net.mptcp.stale_loss_cnt",
-	"Retransmission timeouts after which a subflow is considered stale"},
-	{"net.mptcp.syn_retrans_before_tcp_fallback",
-	"SYN retransmissions with MPTCP options before the connection falls back to TCP"},
-};
-
-static void
-emit_setting(ReturnSetInfo *rsinfo, const char *name, const char *setting,
-			 const char *description)
-{
-	Datum		values[NUM_SETTING_COLS] = {0};
-	bool		nulls[NUM_SETTING_COLS];
-	int			i = 0;
-
-	memset(nulls, true, sizeof(nulls));
-	COL(true, CStringGetTextDatum(name));
-	COL(setting != NULL, CStringGetTextDatum(setting));
-	COL(description != NULL, CStringGetTextDatum(description));
-	Assert(i == NUM_SETTING_COLS);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-}
-
-static void
-emit_settings(List *sysctls, const uint32 *limits, ReturnSetInfo *rsinfo)
-{
-	ListCell   *lc;
-
-	foreach(lc, sysctls)
-	{
-		MptcpProcItem *item = lfirst(lc);
-		const char *description = NULL;
-
-		for (int i = 0; i < lengthof(setting_descriptions); i++)
-		{
-			if (strcmp(setting_descriptions[i].name, item->name) == 0)
-				description = setting_descriptions[i].description;
-		}
-		emit_setting(rsinfo, item->name, item->value, description);
-	}
-
-	if (limits != NULL)
-	{
-		char		buf[16];
-
-		snprintf(buf, sizeof(buf), "%u", limits[0]);
-		emit_setting(rsinfo, "limits.subflows", buf,
-					 "Most additional subflows per connection (ip mptcp limits)");
-		snprintf(buf, sizeof(buf), "%u", limits[1]);
-		emit_setting(rsinfo, "limits.add_addr_accepted", buf,
-					 "Most addresses announced by the peer that a connection uses (ip mptcp limits)");
-	}
-}
-
-static void
-emit_counters(List *counters, ReturnSetInfo *rsinfo)
-{
-	ListCell   *lc;
-
-	foreach(lc, counters)
-	{
-		MptcpProcItem *item = lfirst(lc);
-		Datum		values[NUM_COUNTER_COLS] = {0};
-		bool		nulls[NUM_COUNTER_COLS];
-		char	   *end;
-		unsigned long long v;
-		int			i = 0;
-
-		memset(nulls, true, sizeof(nulls));
-		errno = 0;
-		v = strtoull(item->value, &end, 10);
-		COL(true, CStringGetTextDatum(item->name));
-		COL(errno == 0 && *end == '\0' && v <= PG_INT64_MAX, Int64GetDatum((int64) v));
-		Assert(i == NUM_COUNTER_COLS);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-}
-
 /* pg_stat_mptcp: each version's shape, from the same rows */
 static Datum
 stat_mptcp(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
@@ -869,7 +444,7 @@ stat_mptcp(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 		return (Datum) 0;
 	diag = mptcp_diag_read(MPTCP_DIAG_CONNS);
 	conns_known = diag->conns_read || !kernel_has_mptcp();
-	foreach(lc, collect_rows(diag, all_outgoing))
+	foreach(lc, mptcp_match_rows(diag, all_outgoing))
 		emit_conn(lfirst(lc), conns_known, rsinfo);
 	return (Datum) 0;
 }
@@ -887,7 +462,10 @@ pg_stat_get_mptcp_1_2(PG_FUNCTION_ARGS)
 	return stat_mptcp(fcinfo, NUM_MPTCP_COLS, true);
 }
 
-/* pg_stat_mptcp_subflows, likewise */
+/*
+ * pg_stat_mptcp_subflows, likewise: the subflows the dump shows, and for
+ * the connections it could not describe, what their processes report.
+ */
 static Datum
 stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 {
@@ -897,8 +475,13 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 	List	   *rows;
 	ListCell   *lc;
 	int		   *pids;
+	bool	   *outgoing;
+	bool	   *dumped;
 	int			npids = 0;
+	int			nundescribed = 0;
+	int			r = 0;
 	MptcpReport **reports;
+	MptcpReportStats stats;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (rsinfo->setDesc->natts != ncols)
@@ -906,48 +489,57 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 	if (!MPTCP_IN_BUILD)
 		return (Datum) 0;
 
-	diag = mptcp_diag_read(MPTCP_DIAG_CONNS);
-	rows = collect_rows(diag, all_outgoing);
+	diag = mptcp_diag_read(MPTCP_DIAG_CONNS | MPTCP_DIAG_SUBFLOWS);
+	rows = mptcp_match_rows(diag, all_outgoing);
 
-	/* ask each process with connections to show, once */
+	/* the processes to ask: those of connections the dump did not describe */
 	pids = palloc(sizeof(int) * (list_length(rows) + 1));
+	outgoing = palloc0(sizeof(bool) * (list_length(rows) + 1));
+	dumped = palloc0(sizeof(bool) * (list_length(rows) + 1));
 	foreach(lc, rows)
 	{
 		MptcpRow   *row = lfirst(lc);
 		int			pid = row->beentry->st_procpid;
+		int			k = foreach_current_index(lc);
 
-		if (shows_subflows(row) && (npids == 0 || pids[npids - 1] != pid))
+		if (!shows_subflows(row))
+			continue;
+		dumped[k] = subflow_source == SUBFLOW_SOURCE_AUTO &&
+			mptcp_diag_token_subflows(diag, row->conn->info.token) != NIL;
+		if (dumped[k])
+			continue;
+		nundescribed++;
+		if (npids == 0 || pids[npids - 1] != pid)
 			pids[npids++] = pid;
+		outgoing[npids - 1] |= row->outgoing;
 	}
-	reports = mptcp_report_collect(npids, pids);
+	reports = mptcp_report_collect(npids, pids, outgoing, &stats);
+	ereport(DEBUG1,
+			(errmsg_internal("mptcpinfo: %d MPTCP connections not described by the dump; %d server processes asked, %d recent reports reused, %d requests of other queries awaited, %d processes gone",
+							 nundescribed, stats.asked, stats.reused,
+							 stats.joined, stats.gone)));
 
-	if (npids > 0 && reports[0]->status == MPTCP_REPORT_NOT_LOADED)
+	/* (rows of a process are adjacent: pids[] follows them) */
+	foreach(lc, rows)
 	{
-		/* not preloaded: what socket diagnostics show, if anything */
-		MptcpDiag  *tcp = mptcp_diag_read(MPTCP_DIAG_SUBFLOWS);
+		MptcpRow   *row = lfirst(lc);
 
-		foreach(lc, rows)
+		if (!shows_subflows(row))
+			continue;
+		if (dumped[foreach_current_index(lc)])
 		{
-			if (shows_subflows(lfirst(lc)))
-				emit_diag_subflows(lfirst(lc), tcp, rsinfo, &u);
-		}
-	}
-	else
-	{
-		int			k = -1;
+			ListCell   *sc;
+			uint32		token = row->conn->info.token;
 
-		/* (rows of a process are adjacent: pids[] follows them) */
-		foreach(lc, rows)
-		{
-			MptcpRow   *row = lfirst(lc);
-
-			if (!shows_subflows(row))
-				continue;
-			if (k < 0 || pids[k] != row->beentry->st_procpid)
-				k++;
-			Assert(k < npids && pids[k] == row->beentry->st_procpid);
-			emit_reported_subflows(row, reports[k], rsinfo, &u);
+			foreach(sc, mptcp_diag_token_subflows(diag, token))
+				emit_dumped_subflow(rsinfo, row->beentry->st_procpid, token,
+									lfirst(sc));
+			continue;
 		}
+		while (r < npids && pids[r] != row->beentry->st_procpid)
+			r++;
+		Assert(r < npids);
+		emit_reported_subflows(row, reports[r], diag, rsinfo, &u);
 	}
 	report_unreadable(&u);
 	return (Datum) 0;
@@ -972,63 +564,3 @@ pg_stat_get_mptcp_subflows_1_2(PG_FUNCTION_ARGS)
 	return stat_mptcp_subflows(fcinfo, NUM_SUBFLOW_COLS, true);
 }
 
-/* the path manager's endpoints, and whether joins to them can succeed */
-Datum
-pg_mptcp_get_endpoints(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	List	   *endpoints = NIL;
-	MptcpDiag  *listeners = NULL;
-	ListCell   *lc;
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (!mptcp_pm_endpoints(&endpoints))
-		return (Datum) 0;
-	/* the listening sockets matter for signal endpoints without a port */
-	foreach(lc, endpoints)
-	{
-		MptcpEndpoint *ep = lfirst(lc);
-
-		if ((ep->flags & MPTCP_ENDP_SIGNAL) && ep->port == 0)
-		{
-			listeners = mptcp_diag_read(MPTCP_DIAG_LISTENERS);
-			break;
-		}
-	}
-	if (listeners == NULL)
-		listeners = palloc0(sizeof(MptcpDiag));
-	emit_endpoints(endpoints, listeners, rsinfo);
-	return (Datum) 0;
-}
-
-/* the namespace's MPTCP sysctls and path manager limits */
-Datum
-pg_mptcp_get_settings(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	uint32		limits[2];
-	List	   *sysctls;
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (!MPTCP_IN_BUILD)
-		return (Datum) 0;
-	sysctls = mptcp_proc_sysctls();
-	if (mptcp_pm_limits(&limits[0], &limits[1]))
-		emit_settings(sysctls, limits, rsinfo);
-	else
-		emit_settings(sysctls, NULL, rsinfo);
-	return (Datum) 0;
-}
-
-/* the namespace's MPTCP counters */
-Datum
-pg_stat_get_mptcp_counters(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (!MPTCP_IN_BUILD)
-		return (Datum) 0;
-	emit_counters(mptcp_proc_counters(), rsinfo);
-	return (Datum) 0;
-}

@@ -49,6 +49,13 @@ HandleMptcpReportInterrupt(void)
 void
 ProcessMptcpReportInterrupt(void)
 {
+	/*
+	 * The client read and write paths call this too, and interrupts may be
+	 * held off there; leave the request to ProcessInterrupts() then.
+	 */
+	if (InterruptHoldoffCount != 0 || CritSectionCount != 0)
+		return;
+
 	MptcpReportPending = false;
 
 	if (mptcp_report_hook)

@@ -1,0 +1,384 @@
+/*-------------------------------------------------------------------------
+ *
+ * mptcp_match.c
+ *	  Which server process holds which MPTCP connection.
+ *
+ * The kernel's dump of the MPTCP sockets (mptcp_diag.c) does not say which
+ * process holds a socket.  What the server knows already says it for
+ * nearly all of them, with no system call:
+ *
+ * - a backend's connection from its client has the client's address and
+ *	 port (pg_stat_activity's client_addr and client_port) as its remote end
+ *	 and the server's port as its local one: one hash lookup per backend;
+ * - a client in the same network namespace (on loopback, or a connection
+ *	 pooler on the host) holds the other end of such a connection, which is
+ *	 in the dump too with its ends swapped: it is not ours;
+ * - a socket owned by another user cannot be held by a server process.
+ *
+ * What is left are connections a server process opened itself (a
+ * walreceiver, a logical replication worker, postgres_fdw or dblink in a
+ * backend), or MPTCP sockets of other programs run by the server's user.
+ * Only for those are the file descriptors of server processes read
+ * (/proc/PID/fd names the inode of each socket): walreceivers first, then
+ * background workers, then backends, and only until every such socket is
+ * found.  A server with only incoming connections never reads them.
+ *
+ * Copyright (c) 2026, PostgreSQL Global Development Group
+ *
+ * IDENTIFICATION
+ *	  contrib/mptcpinfo/mptcp_match.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "catalog/pg_authid.h"
+#include "miscadmin.h"
+#include "mptcp_match.h"
+#include "mptcp_proc.h"
+#include "postmaster/postmaster.h"
+#include "replication/walreceiver.h"
+#include "storage/spin.h"
+#include "utils/acl.h"
+#include "utils/hsearch.h"
+
+/* the sockets of one process: a few, more with many fdw connections */
+#define MAX_PROCESS_SOCKETS 1024
+
+#define HAS_PGSTAT_PERMISSIONS(role) \
+	(has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS) || \
+	 has_privs_of_role(GetUserId(), role))
+
+/* a client's end: its address (mapped) and port */
+typedef struct ClientKey
+{
+	uint8		addr[16];
+	uint16		port;
+} ClientKey;
+
+typedef struct ClientEntry
+{
+	ClientKey	key;
+	MptcpConn  *conn;
+} ClientEntry;
+
+typedef struct EndsEntry
+{
+	MptcpEndsKey key;
+	MptcpConn  *conn;
+} EndsEntry;
+
+typedef struct InodeEntry
+{
+	uint64		inode;
+	MptcpConn  *conn;
+} InodeEntry;
+
+typedef struct Matcher
+{
+	HTAB	   *incoming;		/* connections at the server's port, by
+								 * their remote end */
+	HTAB	   *by_ends;		/* all connections, by their ends */
+	uid_t		uid;			/* the server's */
+	int			unclaimed;		/* connections a server process may hold
+								 * that none was found to */
+} Matcher;
+
+static HTAB *
+new_hash(const char *name, Size keysize, Size entrysize, long n)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = keysize;
+	ctl.entrysize = entrysize;
+	ctl.hcxt = CurrentMemoryContext;
+	return hash_create(name, Max(n, 16), &ctl,
+					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/* may a server process hold c, as far as we know yet? */
+static bool
+open_question(Matcher *m, MptcpConn *c)
+{
+	return c->pid == 0 && !c->foreign && c->uid == m->uid;
+}
+
+/* c is held by pid; its peer's end, if in the dump, is not ours */
+static void
+claim(Matcher *m, MptcpConn *c, int pid, bool outgoing)
+{
+	MptcpEndsKey key;
+	EndsEntry  *e;
+
+	if (open_question(m, c))
+		m->unclaimed--;
+	c->pid = pid;
+	c->outgoing = outgoing;
+	mptcp_ends_key(&c->ends, true, &key);
+	e = hash_search(m->by_ends, &key, HASH_FIND, NULL);
+	if (e != NULL && e->conn->pid == 0 && !e->conn->foreign)
+	{
+		if (open_question(m, e->conn))
+			m->unclaimed--;
+		e->conn->foreign = true;
+	}
+}
+
+static void
+matcher_init(Matcher *m, MptcpDiag *diag)
+{
+	long		n = list_length(diag->conns);
+	ListCell   *lc;
+
+	m->incoming = new_hash("mptcpinfo incoming", sizeof(ClientKey),
+						   sizeof(ClientEntry), n);
+	m->by_ends = new_hash("mptcpinfo connections", sizeof(MptcpEndsKey),
+						  sizeof(EndsEntry), n);
+	m->uid = geteuid();
+	m->unclaimed = 0;
+	foreach(lc, diag->conns)
+	{
+		MptcpConn  *c = lfirst(lc);
+		MptcpEndsKey key;
+		bool		found;
+		EndsEntry  *e;
+
+		mptcp_ends_key(&c->ends, false, &key);
+		e = hash_search(m->by_ends, &key, HASH_ENTER, &found);
+		e->conn = c;
+		if (c->ends.local_port == PostPortNumber)
+		{
+			ClientKey	ck;
+			ClientEntry *ce;
+
+			memset(&ck, 0, sizeof(ck));
+			memcpy(ck.addr, c->ends.remote, 16);
+			ck.port = c->ends.remote_port;
+			ce = hash_search(m->incoming, &ck, HASH_ENTER, &found);
+			if (!found)
+				ce->conn = c;
+		}
+		if (open_question(m, c))
+			m->unclaimed++;
+	}
+}
+
+/* the client address of a backend, in the form of MptcpSockEnds.remote */
+static bool
+backend_client(PgBackendStatus *beentry, uint8 *addr, uint16 *port)
+{
+	/* (false for a Unix-domain socket, or no client) */
+	return mptcp_sockaddr_to_mapped(&beentry->st_clientaddr.addr, addr, port,
+									NULL);
+}
+
+/* the MPTCP connection from a backend's client, if any */
+static MptcpConn *
+find_incoming(Matcher *m, PgBackendStatus *beentry)
+{
+	ClientKey	ck;
+	ClientEntry *ce;
+
+	memset(&ck, 0, sizeof(ck));
+	if (!backend_client(beentry, ck.addr, &ck.port))
+		return NULL;
+	ce = hash_search(m->incoming, &ck, HASH_FIND, NULL);
+	return ce ? ce->conn : NULL;
+}
+
+/*
+ * Is this backend a walreceiver connected over TCP/IP?  Its shared state
+ * names the host it is connected to, a directory for a Unix-domain socket.
+ */
+static bool
+walreceiver_on_tcp(PgBackendStatus *beentry)
+{
+	bool		tcp = false;
+
+	if (beentry->st_backendType != B_WAL_RECEIVER || WalRcv == NULL)
+		return false;
+	SpinLockAcquire(&WalRcv->mutex);
+	if (WalRcv->pid == beentry->st_procpid &&
+		WalRcv->sender_host[0] != '\0' &&
+		!is_absolute_path(WalRcv->sender_host) &&
+		WalRcv->sender_host[0] != '@')
+		tcp = true;
+	SpinLockRelease(&WalRcv->mutex);
+	return tcp;
+}
+
+/*
+ * Which processes can have opened connections, in the order they are
+ * looked at: the walreceiver, background workers (logical replication
+ * workers, extensions' workers), backends (postgres_fdw, dblink).  The other
+ * auxiliary processes and the walsenders do not.
+ */
+static int
+connect_rank(PgBackendStatus *beentry, bool all_outgoing)
+{
+	if (beentry->st_backendType == B_WAL_RECEIVER)
+		return 0;
+	if (!all_outgoing)
+		return -1;
+	if (beentry->st_backendType == B_BG_WORKER)
+		return 1;
+	if (beentry->st_backendType == B_BACKEND)
+		return 2;
+	return -1;
+}
+
+/* the open questions, by inode */
+static HTAB *
+unclaimed_by_inode(Matcher *m, MptcpDiag *diag)
+{
+	HTAB	   *h = new_hash("mptcpinfo inodes", sizeof(uint64),
+							 sizeof(InodeEntry), m->unclaimed);
+	ListCell   *lc;
+
+	foreach(lc, diag->conns)
+	{
+		MptcpConn  *c = lfirst(lc);
+		InodeEntry *e;
+
+		if (!open_question(m, c) || c->inode == 0)
+			continue;
+		e = hash_search(h, &c->inode, HASH_ENTER, NULL);
+		e->conn = c;
+	}
+	return h;
+}
+
+/*
+ * Read the file descriptors of the processes that can have opened
+ * connections until no open question is left.  Returns, for each backend
+ * index, the list of connections it opened.
+ */
+static List **
+find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
+			  bool all_outgoing)
+{
+	List	  **outgoing = palloc0(sizeof(List *) * (num_backends + 1));
+	uint64	   *inodes;
+	HTAB	   *by_inode;
+
+	if (m->unclaimed <= 0)
+		return outgoing;
+	inodes = palloc(sizeof(uint64) * MAX_PROCESS_SOCKETS);
+	by_inode = unclaimed_by_inode(m, diag);
+	for (int rank = 0; rank <= 2 && m->unclaimed > 0; rank++)
+	{
+		for (int i = 1; i <= num_backends && m->unclaimed > 0; i++)
+		{
+			PgBackendStatus *beentry =
+				&pgstat_get_local_beentry_by_index(i)->backendStatus;
+			int			n;
+
+			if (beentry->st_procpid == 0 ||
+				connect_rank(beentry, all_outgoing) != rank)
+				continue;
+			n = mptcp_proc_socket_inodes(beentry->st_procpid, inodes,
+										 MAX_PROCESS_SOCKETS);
+			for (int j = 0; j < n; j++)
+			{
+				InodeEntry *e = hash_search(by_inode, &inodes[j], HASH_FIND,
+											NULL);
+
+				if (e != NULL && e->conn->pid == 0 && !e->conn->foreign)
+				{
+					claim(m, e->conn, beentry->st_procpid, true);
+					outgoing[i] = lappend(outgoing[i], e->conn);
+				}
+			}
+		}
+	}
+	pfree(inodes);
+	return outgoing;
+}
+
+static MptcpRow *
+new_row(PgBackendStatus *beentry, bool visible, bool outgoing, MptcpConn *c)
+{
+	MptcpRow   *row = palloc(sizeof(MptcpRow));
+
+	row->beentry = beentry;
+	row->visible = visible;
+	row->outgoing = outgoing;
+	row->conn = c;
+	return row;
+}
+
+/*
+ * The rows, in the order of the server's processes: for each backend with
+ * a TCP client connection, that connection; for each server process, the
+ * MPTCP connections it opened; for a walreceiver connected over plain TCP,
+ * a row without MPTCP figures.  A process whose details the caller may not
+ * see gets one row, with its pid only, however many connections it has.
+ */
+List *
+mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
+{
+	Matcher		m;
+	int			num_backends;
+	MptcpConn **incoming;
+	List	  **outgoing;
+	List	   *rows = NIL;
+
+	/*
+	 * The kernel's answer is fresh, so the backend status must be too: the
+	 * transaction's snapshot could match a dead backend's entry (and its
+	 * role, for the visibility check) with a new connection that reuses its
+	 * pid or client address.
+	 */
+	pgstat_clear_backend_activity_snapshot();
+	num_backends = pgstat_fetch_stat_numbackends();
+	matcher_init(&m, diag);
+
+	/* first the incoming connections, claimed by their client's end */
+	incoming = palloc0(sizeof(MptcpConn *) * (num_backends + 1));
+	for (int i = 1; i <= num_backends; i++)
+	{
+		PgBackendStatus *beentry =
+			&pgstat_get_local_beentry_by_index(i)->backendStatus;
+		MptcpConn  *c;
+
+		if (beentry->st_procpid != 0 &&
+			(c = find_incoming(&m, beentry)) != NULL && c->pid == 0)
+		{
+			claim(&m, c, beentry->st_procpid, false);
+			incoming[i] = c;
+		}
+	}
+	outgoing = find_outgoing(&m, diag, num_backends, all_outgoing);
+
+	for (int i = 1; i <= num_backends; i++)
+	{
+		PgBackendStatus *beentry =
+			&pgstat_get_local_beentry_by_index(i)->backendStatus;
+		bool		visible;
+		bool		walreceiver;
+		int			nrows = list_length(rows);
+		uint8		addr[16];
+		uint16		port;
+		ListCell   *lc;
+
+		CHECK_FOR_INTERRUPTS();
+
+		if (beentry->st_procpid == 0)
+			continue;
+		visible = HAS_PGSTAT_PERMISSIONS(beentry->st_userid);
+		walreceiver = walreceiver_on_tcp(beentry);
+		if (backend_client(beentry, addr, &port))
+			rows = lappend(rows, new_row(beentry, visible, false, incoming[i]));
+		foreach(lc, outgoing[i])
+			rows = lappend(rows, new_row(beentry, visible, true, lfirst(lc)));
+		/* a walreceiver on plain TCP, or one whose socket was missed */
+		if (walreceiver && outgoing[i] == NIL)
+			rows = lappend(rows, new_row(beentry, visible, true, NULL));
+		/* one row with nothing but the pid for a process the caller can't see */
+		if (!visible && list_length(rows) > nrows + 1)
+			rows = list_truncate(rows, nrows + 1);
+	}
+	return rows;
+}

@@ -1,0 +1,40 @@
+/*-------------------------------------------------------------------------
+ *
+ * mptcp_match.h
+ *	  Which server process holds which MPTCP connection.
+ *
+ * Copyright (c) 2026, PostgreSQL Global Development Group
+ *
+ * IDENTIFICATION
+ *	  contrib/mptcpinfo/mptcp_match.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MPTCP_MATCH_H
+#define MPTCP_MATCH_H
+
+#include "mptcp_diag.h"
+#include "utils/backend_status.h"
+
+/*
+ * One row of pg_stat_mptcp: a connection of a server process, or (conn
+ * NULL) a backend's plain TCP client connection or a walreceiver's plain
+ * TCP connection.
+ */
+typedef struct MptcpRow
+{
+	PgBackendStatus *beentry;
+	bool		visible;		/* may the caller see its details? */
+	bool		outgoing;		/* opened by the server process */
+	MptcpConn  *conn;
+} MptcpRow;
+
+/*
+ * The rows of pg_stat_mptcp for the connections of "diag" (read with
+ * MPTCP_DIAG_CONNS), in the order of the server's processes.  With
+ * all_outgoing false (versions 1.0 and 1.1), the outgoing connections of
+ * walreceivers only.
+ */
+extern List *mptcp_match_rows(MptcpDiag *diag, bool all_outgoing);
+
+#endif							/* MPTCP_MATCH_H */

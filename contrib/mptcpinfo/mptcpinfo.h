@@ -1,0 +1,33 @@
+/*-------------------------------------------------------------------------
+ *
+ * mptcpinfo.h
+ *	  What the files of SQL entry points share: turning the kernel's values
+ *	  into columns.
+ *
+ * Copyright (c) 2026, PostgreSQL Global Development Group
+ *
+ * IDENTIFICATION
+ *	  contrib/mptcpinfo/mptcpinfo.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MPTCPINFO_H
+#define MPTCPINFO_H
+
+#include "libpq/mptcp.h"
+
+#ifdef USE_MPTCP
+#define MPTCP_IN_BUILD true
+#else
+/* A build without MPTCP (no IPPROTO_MPTCP) has nothing to show: no rows. */
+#define MPTCP_IN_BUILD false
+#endif
+
+/* column i of values/nulls: datum if cond, else NULL */
+#define COL(cond, datum) \
+	do { if (cond) { values[i] = (datum); nulls[i] = false; } i++; } while (0)
+
+/* an address as mptcp_addr_to_mapped() stores it, as an inet */
+extern Datum mptcpinfo_inet_datum(int family, const uint8 *mapped);
+
+#endif							/* MPTCPINFO_H */
