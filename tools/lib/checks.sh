@@ -514,7 +514,7 @@ cmd_check_all() {
 	# beside the next major's check: emulation and the TAP suites mostly
 	# wait, and CI's time is bounded.
 	local kernels=${CHECK_ALL_KERNELS-6.12} kernels_pid= kernels_start kernels_log=$TOP/.work/check-all-kernels.log
-	local kernels_budget=${CHECK_ALL_KERNELS_BUDGET:-1200}
+	local kernels_budget=${CHECK_ALL_KERNELS_BUDGET:-1200} kernels_prepare_failed=
 	for m in $(supported_majors); do
 		start=$(date +%s)
 		dir=${GIVEN_WORKDIR:+$GIVEN_WORKDIR/$m}
@@ -543,8 +543,11 @@ $(cat "$dir/cache/source-note")"
 			kernels_start=$(date +%s)
 			mkdir -p "$TOP/.work"
 			# (its packages first, in the foreground: the next check may run apt)
-			PG_MAJOR=18 WORKDIR=$dir KERNELS_PREFIX=$dir/install KERNELS=$kernels KERNELS_NO_INSTALL=1 \
-				KERNELS_PREPARE_ONLY=1 "$TOP/tools/workspace" check-kernels >"$kernels_log" 2>&1 || true
+			if ! PG_MAJOR=18 WORKDIR=$dir KERNELS_PREFIX=$dir/install KERNELS=$kernels KERNELS_NO_INSTALL=1 \
+				KERNELS_PREPARE_ONLY=1 "$TOP/tools/workspace" check-kernels >"$kernels_log" 2>&1; then
+				kernels_prepare_failed=1
+				continue
+			fi
 			# (bounded: CI has 45 minutes; what did not finish in its budget
 			# is reported as such, not as a failure)
 			PG_MAJOR=18 WORKDIR=$dir KERNELS_PREFIX=$dir/install KERNELS=$kernels KERNEL_TESTS=ci \
@@ -556,6 +559,14 @@ $(cat "$dir/cache/source-note")"
 	if [ "$kernels" = none ]; then
 		summary="$summary
 Linux kernels under qemu: skipped (CHECK_ALL_KERNELS=none)"
+	elif [ -n "$kernels_prepare_failed" ] && [ -s "$TOP/.work/kernels/unfetchable" ]; then
+		summary="$summary
+Linux $kernels (qemu): skipped, the kernel could not be fetched from Debian's archive ($kernels_log)"
+	elif [ -n "$kernels_prepare_failed" ]; then
+		rc=1
+		summary="$summary
+Linux $kernels (qemu): FAILED before booting: $(grep -v '^[[:space:]]*$' "$kernels_log" | tail -1)"
+		cat "$kernels_log"
 	elif [ -z "$kernels_pid" ]; then
 		summary="$summary
 Linux $kernels (qemu): skipped, no production installation of 18 (its check did not get that far)"
@@ -564,14 +575,16 @@ Linux $kernels (qemu): skipped, no production installation of 18 (its check did 
 		if wait "$kernels_pid"; then
 			summary="$summary
 Linux $kernels (qemu, unprivileged server): $(kernels_ci_line) ($(($(date +%s) - kernels_start)) s)"
-		elif [ ! -f "$TOP/.work/kernels/$kernels/run/finished" ] &&
+		elif [ -f "$TOP/.work/kernels/$kernels/run/timed-out" ] &&
 			! grep -qE '^[^ ]+ +[^ ]+ +FAIL' "$TOP/.work/kernels/summary.txt" 2>/dev/null; then
+			# (a real timeout: emulation is slow on a busy CI machine)
 			summary="$summary
 Linux $kernels (qemu, unprivileged server): $(kernels_ci_line) within its budget of $kernels_budget s (CHECK_ALL_KERNELS_BUDGET)"
 		else
 			rc=1
 			summary="$summary
-Linux $kernels (qemu, unprivileged server): FAILED: $(kernels_ci_line) ($(($(date +%s) - kernels_start)) s)"
+Linux $kernels (qemu, unprivileged server): FAILED: $(kernels_ci_line) ($(($(date +%s) - kernels_start)) s); the guest's last lines:
+$(kernels_last_lines "$TOP/.work/kernels/$kernels/run" | sed 's/^/  /')"
 		fi
 		cat "$kernels_log"
 	fi

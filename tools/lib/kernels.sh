@@ -37,8 +37,9 @@ else
 fi
 # mptcpinfo's views and the connection tests: what CI runs on 6.12
 # (what fits beside 17's check in check-all: the subflows view, the
-# start-up messages, the connection tests and socket options)
-KERNEL_TESTS_CI="mptcpinfo/001_live mptcpinfo/004_startup mptcp/002_connect"
+# start-up messages, the reports of server processes, the connection
+# tests and socket options)
+KERNEL_TESTS_CI="mptcpinfo/001_live mptcpinfo/004_startup mptcpinfo/008_reports mptcp/002_connect"
 
 kernel_names() { awk '!/^#/ && NF { print $1 }' "$KERNELS_CONF" | uniq; }
 
@@ -179,13 +180,22 @@ kernels_boot() {
 	chown "$TEST_USER:" "$run"
 	note "kernel $name: booting $(basename "$vmlinuz") ${kvm:-with KVM}; tests: $tests"
 	start=$(date +%s)
+	# The guest sees the host's root read-only, but not what lies under its
+	# own /tmp or /var/tmp, where a clone may be: the script, the tree and
+	# the installation are mounted explicitly.
+	local rc=0
 	timeout "${KERNEL_BOOT_TIMEOUT:-5400}" nice -n "${KERNELS_NICE:-10}" "${VNG[@]}" -r "$vmlinuz" $kvm \
 		--memory "${KERNELS_MEMORY:-3G}" --cpus 2 --user root --rwdir "$run" \
+		--rodir "$TOP/tools/lib" --rodir "$TREE" --rodir "$KERNELS_PREFIX" \
 		--exec "bash $TOP/tools/lib/kernels-guest.sh $run $KERNELS_PREFIX $TREE $TEST_USER $tests >$run/guest.log 2>&1" \
-		>"$run/vng.log" 2>&1 || true
+		>"$run/vng.log" 2>&1 || rc=$?
 	secs=$(($(date +%s) - start))
 	echo "$secs" >"$run/seconds"
-	[ -f "$run/finished" ] || note "kernel $name: the guest did not finish (see $run/vng.log, $run/guest.log)"
+	[ "$rc" != 124 ] || touch "$run/timed-out"
+	if [ ! -f "$run/finished" ]; then
+		note "kernel $name: the guest did not finish$([ ! -f "$run/timed-out" ] || echo " within KERNEL_BOOT_TIMEOUT") (see $run/vng.log, $run/guest.log); its last lines:"
+		kernels_last_lines "$run" | sed 's/^/    /' >&2
+	fi
 	note "kernel $name: $secs s"
 }
 
@@ -210,7 +220,13 @@ cmd_check_kernels() {
 	[ "${KERNELS_NO_INSTALL:-0}" = 1 ] || PREFIX=$KERNELS_PREFIX cmd_install
 	own_workspace
 	local -A image
-	for name in $names; do image[$name]=$(kernels_fetch "$name"); done
+	# (a kernel the archive no longer serves is not a test failure: CI
+	# says so in one line, as it does for git sources)
+	rm -f "$KERNELS_DIR/unfetchable"
+	for name in $names; do
+		image[$name]=$(kernels_fetch "$name") ||
+			{ echo "$name" >>"$KERNELS_DIR/unfetchable"; die "kernel $name could not be fetched (see $KERNELS_DIR/apt.log)"; }
+	done
 	# (KERNELS_PREPARE_ONLY=1: packages, virtme-ng and kernels only, so that
 	# a run in the background installs nothing beside another apt)
 	[ "${KERNELS_PREPARE_ONLY:-0}" = 1 ] && return 0
@@ -227,6 +243,19 @@ cmd_check_kernels() {
 	! grep -qE '^[^ ]+ +[^ ]+ +(FAIL|TIMEOUT|UNFINISHED|NOT-RUN)' "$summary"
 }
 
+# kernels_last_lines RUN: why a guest stopped, as it said it (its own log,
+# else qemu's)
+kernels_last_lines() {
+	local log
+	for log in "$1/guest.log" "$1/vng.log"; do
+		if [ -s "$log" ]; then
+			grep -v '^[[:space:]]*$' "$log" | tail -5
+			return
+		fi
+	done
+	echo "(no output from the guest)"
+}
+
 # One table: a line per kernel and test, then each kernel's socket options.
 kernels_summary() {
 	local name run
@@ -234,7 +263,13 @@ kernels_summary() {
 	for name in "$@"; do
 		run=$KERNELS_DIR/$name/run
 		if [ ! -s "$run/results" ]; then
-			printf '%-6s %-22s %-8s\n' "$name" '(all)' NOT-RUN
+			if [ -f "$run/timed-out" ]; then
+				printf '%-6s %-22s %-8s %5s %4s %4s  %s\n' "$name" '(all)' TIMEOUT "$(cat "$run/seconds")" - - \
+					'KERNEL_BOOT_TIMEOUT reached before the first result'
+			else
+				printf '%-6s %-22s %-8s %5s %4s %4s  %s\n' "$name" '(all)' NOT-RUN "$(cat "$run/seconds" 2>/dev/null || echo -)" - - \
+					"$(kernels_last_lines "$run" | tail -1)"
+			fi
 			continue
 		fi
 		while read -r t result secs ok bad names; do

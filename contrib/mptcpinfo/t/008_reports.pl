@@ -1,0 +1,242 @@
+
+# Copyright (c) 2026, PostgreSQL Global Development Group
+
+# How pg_stat_mptcp_subflows gets its rows, with mptcpinfo preloaded.
+#
+# Where the kernel's diag dump describes the subflows (Linux 6.15 on), no
+# server process is asked.  mptcpinfo.subflow_source = processes makes the
+# view ask the processes instead, as it must on older kernels; then the
+# rows must be the same, a second query within a second reuses the reports,
+# an asker that is itself signalled or asked still gets every row, a
+# stopped process costs one NOTICE, and a process that exits while it is
+# asked does not make the asker wait for it.  The DEBUG1 line of each query says what it
+# did.
+#
+# Runs only with PG_TEST_EXTRA=mptcp, in a private network namespace (only
+# its loopback is used).
+
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib "$FindBin::RealBin/../../../src/test/mptcp/t";
+use MptcpUtils;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use POSIX ();
+use Time::HiRes ();
+
+BEGIN { MptcpUtils::enter_private_netns(); }
+
+MptcpUtils::require_kernel_mptcp();
+MptcpUtils::use_tcp_nodes();
+
+my $node = PostgreSQL::Test::Cluster->new('reports');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq(
+listen_mptcp = on
+listen_addresses = '127.0.0.1'
+shared_preload_libraries = 'mptcpinfo'
+));
+$node->start;
+my $port = $node->port;
+my $connstr = "host=127.0.0.1 port=$port dbname=postgres";
+$node->safe_psql('postgres', 'CREATE EXTENSION mptcpinfo');
+
+# Idle MPTCP clients, each with one subflow on loopback.
+my $nclients = 6;
+my @clients;
+for my $i (1 .. $nclients)
+{
+	push @clients,
+	  $node->background_psql('postgres',
+		extra_params =>
+		  [ '-d' => "$connstr mptcp=1 application_name=idle_$i" ]);
+}
+my %client_pid;
+for my $row (
+	split /\n/,
+	$node->safe_psql(
+		'postgres',
+		"SELECT application_name, pid FROM pg_stat_activity WHERE application_name LIKE 'idle_%'"
+	))
+{
+	my ($name, $pid) = split /\|/, $row;
+	$client_pid{$name} = $pid;
+}
+is(scalar keys %client_pid, $nclients, 'every idle client has a backend');
+
+# The idle clients' subflows (server end, client end) under a source, and
+# the counts of its DEBUG1 line.  The querying session is plain TCP.
+my $subflows_sql = q{
+SELECT s.pid, s.local_port, s.remote_port, a.client_port
+FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid)
+WHERE a.application_name LIKE 'idle_%'
+ORDER BY s.pid, s.remote_port};
+
+sub query_subflows
+{
+	my ($source, $session) = @_;
+	my $sql =
+		"SET client_min_messages = debug1;\n"
+	  . "SET mptcpinfo.subflow_source = '$source';\n"
+	  . $subflows_sql;
+	my ($ret, $stdout, $stderr) = $node->psql('postgres', $sql);
+	is($ret, 0, "subflows query ($source) succeeds")
+	  or diag $stderr;
+	my %debug;
+	if ($stderr =~
+		/mptcpinfo: (\d+) MPTCP connections not described by the dump; (\d+) server processes asked, (\d+) recent reports reused, (\d+) requests of other queries awaited, (\d+) processes gone/
+	  )
+	{
+		%debug = (
+			undescribed => $1,
+			asked => $2,
+			reused => $3,
+			joined => $4,
+			gone => $5);
+	}
+	else
+	{
+		fail("subflows query ($source) logs its DEBUG1 line");
+		diag $stderr;
+	}
+	return ($stdout, \%debug, $stderr);
+}
+
+# Every idle client's subflow is there, with the server's port and the
+# client's own port as pg_stat_activity has it.
+sub check_rows
+{
+	my ($rows, $what) = @_;
+	my @lines = split /\n/, $rows;
+	is(scalar @lines, $nclients, "$what: one subflow per idle client");
+	my $matching = grep {
+		my ($pid, $lport, $rport, $cport) = split /\|/;
+		$lport == $port && $rport == $cport
+	} @lines;
+	is($matching, $nclients,
+		"$what: server and client ports are the connection's");
+	return;
+}
+
+# 1. auto: the dump describes the subflows from Linux 6.15 on, and then no
+# process is asked.
+my ($major, $minor) = (POSIX::uname())[2] =~ /^(\d+)\.(\d+)/;
+my $dump_has_subflows = $major > 6 || ($major == 6 && $minor >= 15);
+my ($auto_rows, $auto) = query_subflows('auto');
+check_rows($auto_rows, 'auto');
+if ($dump_has_subflows)
+{
+	is($auto->{undescribed}, 0,
+		'auto: the dump describes every connection');
+	is($auto->{asked} + $auto->{reused} + $auto->{joined},
+		0, 'auto: no server process is asked');
+}
+else
+{
+	ok($auto->{asked} + $auto->{reused} >= $nclients,
+		'auto, before Linux 6.15: the idle clients\' processes are asked');
+}
+
+# 2. processes: the same rows from the processes' reports, each asked once,
+# and a query right after reuses them instead of asking again.
+my ($proc_rows, $proc) = query_subflows('processes');
+is($proc_rows, $auto_rows, 'processes: the same rows as auto');
+ok($proc->{asked} >= $nclients,
+	"processes: the idle clients' processes are asked ($proc->{asked})");
+my ($again_rows, $again) = query_subflows('processes');
+is($again_rows, $auto_rows, 'processes, again: the same rows');
+is($again->{asked}, 0, 'processes, again within 1 s: nobody asked');
+ok($again->{reused} >= $nclients,
+	"processes, again within 1 s: reports reused ($again->{reused})");
+
+# 3. An asker that is signalled while it waits (here to log its memory
+# contexts), and askers that are MPTCP clients asking each other, still get
+# every row.
+sub asker
+{
+	my ($name) = @_;
+	my $s = $node->background_psql('postgres',
+		extra_params => [ '-d' => "$connstr mptcp=1 application_name=$name" ]
+	);
+	$s->query_safe("SET mptcpinfo.subflow_source = 'processes'");
+	return $s;
+}
+my @askers = (asker('asker_1'), asker('asker_2'));
+my @asker_pids = map { $_->query_safe('SELECT pg_backend_pid()') } @askers;
+my $signaller = $node->background_psql('postgres');
+my $rounds = 8;
+my $complete = 0;
+for my $round (1 .. $rounds)
+{
+	# let the reports age past their reuse window
+	Time::HiRes::sleep(1.1);
+	# The first asker queries in the background while the second asks it,
+	# and both are sent a signal meanwhile.
+	$askers[0]->{stdin} .= "$subflows_sql;\n\\echo __round_done__\n";
+	$askers[0]->{run}->pump_nb;
+	$signaller->query_safe(
+		"SELECT pg_log_backend_memory_contexts(pid) FROM unnest(ARRAY[$asker_pids[0], $asker_pids[1]]) pid"
+	);
+	my $second = $askers[1]->query_safe($subflows_sql);
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	$askers[0]->{run}->pump
+	  until $askers[0]->{stdout} =~ /__round_done__/ || time > $deadline;
+	my ($first) = $askers[0]->{stdout} =~ /^(.*?)\n?__round_done__/s;
+	$askers[0]->{stdout} = '';
+	$complete++
+	  if defined $first && $first eq $auto_rows && $second eq $auto_rows;
+}
+is($complete, $rounds,
+	'signalled askers asking each other get every row, every round');
+$signaller->quit;
+
+# 4. A stopped process does not answer: its connection's subflows are
+# missing with a NOTICE, and everything else is there.
+Time::HiRes::sleep(1.1);
+my $stopped = $client_pid{idle_1};
+kill 'STOP', $stopped;
+my ($partial, $partial_debug, $notices) = query_subflows('processes');
+like(
+	$notices,
+	qr/NOTICE:  subflows of 1 MPTCP connection cannot be shown\nDETAIL:  The server processes holding them did not answer/,
+	'a stopped process: one NOTICE');
+my @partial = grep { !/^$stopped\|/ } split /\n/, $auto_rows;
+my @answered = grep { !/^$stopped\|/ } split /\n/, $partial;
+is(join("\n", @answered), join("\n", @partial),
+	'a stopped process: every other subflow is shown');
+
+# 5. A process that exits while it is asked does not leave the asker
+# waiting the 2 s an answer may take.
+Time::HiRes::sleep(1.1);
+my $background = $node->background_psql('postgres');
+$background->{stdin} .=
+  "SET client_min_messages = debug1;\nSET mptcpinfo.subflow_source = 'processes';\n"
+  . "SELECT count(*) FROM pg_stat_mptcp_subflows;\n\\echo __gone_done__\n";
+$background->{run}->pump_nb;
+# the asker is waiting for the stopped process once it has been asked
+$node->poll_query_until('postgres',
+	"SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event = 'MptcpinfoReport'"
+) or diag 'the asker was not seen waiting';
+kill 'TERM', $stopped;
+kill 'CONT', $stopped;
+my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+$background->{run}->pump
+  until $background->{stdout} =~ /__gone_done__/ || time > $deadline;
+# (It answers on its way out if it writes its FATAL message to its client
+# first; else it is given up.  Either way the asker does not wait for it.)
+like(
+	$background->{stderr},
+	qr/; [1-9]\d* server processes asked, .*, (0|1) processes gone/,
+	'an exiting process: the asker finishes');
+unlike($background->{stderr}, qr/did not answer/,
+	'an exiting process is not left to time out');
+$background->quit;
+
+$_->quit for @askers;
+$clients[0]->{run}->kill_kill;
+$_->quit for @clients[ 1 .. $#clients ];
+$node->stop;
+done_testing();
