@@ -78,7 +78,13 @@ cmd_verify_export() {
 	local log=$dir/build/meson-logs/testlog.json
 	export PG_TEST_EXTRA=${PG_TEST_EXTRA-mptcp}
 	rm -rf "$dir/threads"
-	EXPORT_DIR=$dir/threads cmd_export 2>/dev/null
+	# As on a fresh machine: the tree owned by another user, and no git
+	# config of the user's to trust it (git 2.39: "dubious ownership").
+	is_root && chown -R "$TEST_USER:" "$TREE"
+	mkdir -p "$dir"
+	USER_GITCONFIG=/dev/null PG_MAJOR=$PG_MAJOR WORKDIR=$WORKDIR EXPORT_DIR=$dir/threads \
+		"$TOP/tools/workspace" export >"$dir/export.log" 2>&1 ||
+		{ cat "$dir/export.log"; die "verify-export: export failed on a tree owned by $(stat -c %U "$TREE") with no git config of the user's"; }
 	make_upstream_commit "$dir/pg"
 	own_workspace
 	for part in $EXPORT_SPLIT; do

@@ -64,13 +64,16 @@ cmd_demo() {
 }
 
 # BENCH_SCENARIOS=failover-stall runs bench/failover-stall.sh instead (a
-# synchronous standby losing a path; results in bench/results/failover-stall).
+# synchronous standby losing a path; results in bench/results/failover-stall),
+# BENCH_SCENARIOS=monitoring-cost bench/monitoring-cost.sh (what mptcpinfo's
+# views cost beside pg_stat_activity; BENCH_BIN_B=DIR compares two builds).
 cmd_bench() {
 	local out=${BENCH_OUT:-$TOP/bench/results} script=bench.sh
-	if [ "${BENCH_SCENARIOS:-}" = failover-stall ]; then
-		script=failover-stall.sh
-		out=${BENCH_OUT:-$TOP/bench/results/failover-stall}
-	fi
+	case ${BENCH_SCENARIOS:-} in
+	failover-stall | monitoring-cost)
+		script=$BENCH_SCENARIOS.sh
+		out=${BENCH_OUT:-$TOP/bench/results/$BENCH_SCENARIOS} ;;
+	esac
 	cmd_deps
 	cmd_install
 	mkdir -p "$out"
