@@ -13,7 +13,8 @@
 # (another commit of mptcpinfo); every measurement then alternates the two,
 # labelled BENCH_LABEL_A and BENCH_LABEL_B, on the same data directory.
 # BENCH_CONNS (default "10 100 1000"), BENCH_ROUNDS (5), BENCH_QUERIES
-# (20 a view and round), BENCH_TPS_SECONDS (20).  Writes OUTDIR/views.csv,
+# (20 a view and round), BENCH_TPS_SECONDS (20; BENCH_TPS=0: no
+# throughput runs).  Writes OUTDIR/views.csv,
 # OUTDIR/tps.csv and OUTDIR/summary.txt (medians over rounds, the spread,
 # the ratio to pg_stat_activity in the same round, the load average).
 BIN=$1 WORK=$2 LAB=$3 OUT=$4
@@ -28,15 +29,25 @@ LABEL_A=${BENCH_LABEL_A:-this} LABEL_B=${BENCH_LABEL_B:-other}
 builds=$LABEL_A
 [ -z "$BIN_B" ] || builds="$LABEL_A $LABEL_B"
 bin_of() { if [ "$1" = "$LABEL_A" ]; then echo "$BIN_A"; else echo "$BIN_B"; fi; }
-max_conns=$(echo "$CONNS" | tr ' ' '\n' | sort -n | tail -1)
+max_conns=$(printf '%s\n' $CONNS 100 | sort -n | tail -1)
 
+# (the idle clients are found by their command line: in the client
+# namespace, $! is the lab's wrapper, not pgbench)
+IDLE_MARK="-T 7201"
 idle_pids=()
 stop_idle() {
-	[ ${#idle_pids[@]} = 0 ] || kill "${idle_pids[@]}" 2>/dev/null || true
+	pkill -f -- "pgbench -n -c [0-9]+ -j 4 $IDLE_MARK" 2>/dev/null || true
 	wait "${idle_pids[@]}" 2>/dev/null || true
 	idle_pids=()
 }
 trap 'stop_idle; cleanup' EXIT
+# A quiet machine to begin with (the load average lags a minute behind
+# whatever ran before): at most 5 minutes' wait.
+for i in $(seq 1 60); do
+	awk -v c="$(nproc)" '{ exit !($1 < c / 2) }' /proc/loadavg && break
+	[ "$i" = 1 ] && say "waiting for the load average ($(cut -d' ' -f1 /proc/loadavg)) to fall below $(($(nproc) / 2))"
+	sleep 5
+done
 lab_up 1 none >/dev/null
 server_init
 cat >>"$PGDATA_LAB/postgresql.conf" <<EOF
@@ -60,8 +71,10 @@ stop() { server_stop; }
 idle() {
 	local n=$1 where=$2 host=127.0.0.1 run=() i
 	[ "$where" = loopback ] || { host=$SERVER_ADDR; run=(client); }
-	printf '\\sleep 3600 s\n' >"$WORK/sleep.sql"
-	"${run[@]}" pgbench -n -c "$n" -j 4 -T 7200 -f "$WORK/sleep.sql" \
+	# (not longer: pgbench 18 spins on a \sleep of 3600 s, as if it
+	# overflowed, and would be the load it is meant not to be)
+	printf '\\sleep 600 s\n' >"$WORK/sleep.sql"
+	"${run[@]}" pgbench -n -c "$n" -j 4 $IDLE_MARK -f "$WORK/sleep.sql" \
 		"host=$host port=$PGPORT_LAB dbname=postgres user=postgres mptcp=1" >/dev/null 2>&1 &
 	idle_pids+=($!)
 	for i in $(seq 1 600); do
@@ -90,34 +103,48 @@ time_views() {
 		echo '\timing on'
 		for q in $(seq 1 "$QUERIES"); do
 			for v in $order; do
-				if [ "$v" = subflows_reports ]; then
-					# the reports' path, with reuse defeated: every
-					# query asks every process
-					echo "SET mptcpinfo.subflow_source = 'processes';"
-					echo "\\echo view $v"
-					echo "${views[$v]};"
-					echo "RESET mptcpinfo.subflow_source;"
-					echo "SELECT pg_sleep(1.05);"
-				else
-					echo "\\echo view $v"
-					echo "${views[$v]};"
-				fi
+				[ "$v" != subflows_reports ] || continue
+				echo "\\echo view $v"
+				echo "${views[$v]};"
 			done
 		done
+		# The reports' path, with their reuse defeated (every query asks
+		# every process), after the others: a query after an idle second
+		# runs slower, and must not slow down the others' figures.
+		if [ -n "${views[subflows_reports]:-}" ]; then
+			echo "SET mptcpinfo.subflow_source = 'processes';"
+			for q in $(seq 1 "$QUERIES"); do
+				echo "SELECT pg_sleep(1.05);"
+				echo "\\echo view subflows_reports"
+				echo "${views[subflows_reports]};"
+			done
+		fi
 	} >"$script"
-	psql -X -q -At -h "$WORK" -p "$PGPORT_LAB" -U postgres -v ON_ERROR_STOP=1 -f "$script" 2>"$WORK/views.err" |
-		awk -v b="$build" -v p="$preload" -v w="$where" -v n="$n" -v r="$round" -v load="$(cut -d' ' -f1 /proc/loadavg)" '
-			/^view / { v = $2; getline; rows = $1; next }
-			/^Time: / && v != "" { printf "%s,%s,%s,%d,%d,%s,%s,%d,%s\n", b, p, w, n, r, v, $2, rows, load; v = "" }' \
-		>>"$OUT/views.csv"
+	# the CPU's run queue while this runs (/proc/loadavg's runnable tasks):
+	# the load average lags a minute behind, and connecting 1000 clients
+	# has just raised it
+	( while read -r _ _ _ runnable _ </proc/loadavg; do echo "${runnable%/*}"; sleep 0.2; done ) >"$WORK/runq" &
+	local sampler=$!
+	psql -X -q -At -h "$WORK" -p "$PGPORT_LAB" -U postgres -v ON_ERROR_STOP=1 -f "$script" >"$WORK/views.out" 2>"$WORK/views.err"
+	kill "$sampler"
+	wait "$sampler" 2>/dev/null || true
+	local runq
+	# (besides the sampler, psql and its backend)
+	runq=$(awk '{ r = $1 - 3; s += r > 0 ? r : 0; n++ } END { printf "%.2f", n ? s / n : 0 }' "$WORK/runq")
+	awk -v b="$build" -v p="$preload" -v w="$where" -v n="$n" -v r="$round" -v load="$runq" '
+		/^view / { v = $2; getline; rows = $1; next }
+		/^Time: / && v != "" { printf "%s,%s,%s,%d,%d,%s,%s,%d,%s\n", b, p, w, n, r, v, $2, rows, load; v = "" }' \
+		"$WORK/views.out" >>"$OUT/views.csv"
 	if [ -s "$WORK/views.err" ] && grep -v -e '^Time' "$WORK/views.err" | grep -q .; then
 		say "psql said: $(head -3 "$WORK/views.err")"
 	fi
 }
 
 mkdir -p "$OUT"
-echo "build,preload,where,conns,round,view,ms,rows,load" >"$OUT/views.csv"
+echo "build,preload,where,conns,round,view,ms,rows,runq" >"$OUT/views.csv"
 echo "build,preload,exporter,round,tps,load" >"$OUT/tps.csv"
+# (BENCH_VIEWS=0: no latency runs)
+[ "${BENCH_VIEWS:-1}" = 1 ] || CONNS=
 
 start "$LABEL_A" off
 pgbench -i -s 10 -q -h "$WORK" -p "$PGPORT_LAB" -U postgres >/dev/null 2>&1
@@ -144,26 +171,74 @@ for n in $CONNS; do
 	done
 done
 
-# Throughput with 100 idle MPTCP clients on loopback: pgbench -S over MPTCP
-# alone, and beside an exporter that queries both views every second.
+# An exporter: one session querying both views every second, as
+# postgres_exporter's queries do at each scrape (every_1s_reports: the
+# subflows from the processes' reports, as on kernels before 6.15).
 exporter_loop() {
 	local i
-	for i in $(seq 1 $((TPS_SECONDS + 5))); do
-		sql "SELECT count(*) FROM pg_stat_mptcp; SELECT count(*) FROM pg_stat_mptcp_subflows" >/dev/null
-		sleep 1
-	done
+	{
+		[ "$1" != every_1s_reports ] || echo "SET mptcpinfo.subflow_source = 'processes';"
+		for i in $(seq 1 "$2"); do
+			echo "SELECT count(*) FROM pg_stat_mptcp; SELECT count(*) FROM pg_stat_mptcp_subflows; SELECT pg_sleep(1);"
+		done
+	} | psql -X -q -At -h "$WORK" -p "$PGPORT_LAB" -U postgres >/dev/null
 }
-say "throughput: $ROUNDS rounds of ${TPS_SECONDS} s"
+# CPU ticks used so far by the server: the postmaster and its children
+server_ticks() {
+	local pm
+	pm=$(postmaster_pid)
+	# (the postmaster's own, and its reaped children's: the exporter's
+	# backend has exited by the second reading)
+	{
+		cut -d' ' -f14-17 "/proc/$pm/stat"
+		pgrep -P "$pm" | while read -r p; do cut -d' ' -f14,15 "/proc/$p/stat" 2>/dev/null; done
+	} | awk '{ for (i = 1; i <= NF; i++) s += $i } END { print s + 0 }'
+}
+exporter_modes() {
+	local b
+	for b in $builds; do
+		echo "$b:off:every_1s"
+		echo "$b:preloaded:every_1s"
+	done
+	echo "$LABEL_A:preloaded:every_1s_reports"
+}
+
+# 1. What the exporter costs the server: its CPU with 100 idle MPTCP
+# clients and nothing else running, in ms per second (of 2 cores' 2000).
+[ "${BENCH_TPS:-1}" = 1 ] || ROUNDS=0
+[ "$ROUNDS" = 0 ] || say "exporter CPU: $ROUNDS rounds of ${TPS_SECONDS} s"
+echo "build,preload,exporter,round,cpu_ms_per_s" >"$OUT/exporter-cpu.csv"
+hz=$(getconf CLK_TCK)
 for round in $(seq 1 "$ROUNDS"); do
-	modes=()
-	for b in $builds; do for p in off preloaded; do for e in none every_1s; do modes+=("$b:$p:$e"); done; done; done
+	mapfile -t modes < <(exporter_modes)
+	[ $((round % 2)) = 1 ] || mapfile -t modes < <(printf '%s\n' "${modes[@]}" | tac)
+	for mode in "${modes[@]}"; do
+		IFS=: read -r b p e <<<"$mode"
+		start "$b" "$p"
+		idle 100 loopback || { stop_idle; stop; exit 1; }
+		sleep 2
+		t0=$(server_ticks) s0=$(now)
+		exporter_loop "$e" "$TPS_SECONDS"
+		t1=$(server_ticks)
+		echo "$b,$p,$e,$round,$(awk -v t="$((t1 - t0))" -v hz="$hz" -v s="$(elapsed "$s0")" 'BEGIN { printf "%.2f", t * 1000 / hz / s }')" >>"$OUT/exporter-cpu.csv"
+		stop_idle
+		stop
+	done
+	say "exporter CPU round $round done"
+done
+
+# 2. Throughput: pgbench -S over MPTCP with 100 idle MPTCP clients, alone
+# and beside the exporter (this build only; rounds alternate the order).
+[ "$ROUNDS" = 0 ] || say "throughput: $ROUNDS rounds of ${TPS_SECONDS} s"
+for round in $(seq 1 "$ROUNDS"); do
+	modes=("$LABEL_A:preloaded:none" "$LABEL_A:preloaded:every_1s" "$LABEL_A:preloaded:every_1s_reports")
 	[ $((round % 2)) = 1 ] || mapfile -t modes < <(printf '%s\n' "${modes[@]}" | tac)
 	for mode in "${modes[@]}"; do
 		IFS=: read -r b p e <<<"$mode"
 		start "$b" "$p"
 		idle 100 loopback || { stop_idle; stop; exit 1; }
 		exp_pid=
-		if [ "$e" = every_1s ]; then exporter_loop & exp_pid=$!; fi
+		if [ "$e" != none ]; then exporter_loop "$e" $((TPS_SECONDS + 3)) & exp_pid=$!; fi
 		tps=$(pgbench -n -S -c 4 -j 2 -T "$TPS_SECONDS" \
 			"host=127.0.0.1 port=$PGPORT_LAB dbname=postgres user=postgres mptcp=1" 2>/dev/null |
 			sed -n 's/^tps = \([0-9.]*\).*/\1/p')
@@ -175,4 +250,4 @@ for round in $(seq 1 "$ROUNDS"); do
 	say "throughput round $round done"
 done
 
-python3 "$(dirname "$0")/monitoring_report.py" "$OUT" | tee "$OUT/summary.txt"
+python3 "$(dirname "$0")/monitoring_report.py" "$OUT" "$LABEL_A" | tee "$OUT/summary.txt"

@@ -5,10 +5,13 @@ Views: for each build, preload mode, client place, client count and view,
 the median over rounds of each round's median query time, its spread
 (min-max of the round medians), and the median over rounds of the ratio to
 pg_stat_activity's median in the same round and server.  A view that
-counted fewer rows than there were idle clients is flagged.  Throughput:
-the median pgbench -S tps, and the median over rounds of the ratio with the
-exporter to without it, same build and mode.  Rounds measured at a load
-above the core count are left out, and said so.
+counted fewer rows than there were idle clients is flagged; rounds of
+views measured while the CPU's run queue held more tasks than there are
+cores besides the measurement's own (psql, its backend, the sampler; mean
+of samples every 0.2 s) are left out, and said so.
+Throughput: the median pgbench -S tps, and the median over rounds of the
+ratio with the exporter to without it, same build and mode (the load is
+shown: pgbench's own clients are most of it).
 """
 
 import csv
@@ -29,7 +32,7 @@ with open(os.path.join(out, "views.csv")) as f:
         key = (row["build"], row["preload"], row["where"], int(row["conns"]),
                int(row["round"]))
         times[key + (row["view"],)].append(float(row["ms"]))
-        loads[key] = max(loads[key], float(row["load"]))
+        loads[key] = max(loads[key], float(row.get("runq", row.get("load"))))
         if row["view"] != "activity" and int(row["rows"]) < int(row["conns"]):
             rows_short.add(key[:4] + (row["view"],))
 
@@ -63,10 +66,10 @@ for key in sorted(views, key=lambda k: (k[3], k[2], k[0], k[1],
     print(f"{b:8} {p:9} {w:8} {n:>5}  {names[v]:34} {median(meds):>8.2f} "
           f"{min(meds):>7.2f}-{max(meds):<7.2f} {ratio:>7} {len(meds)}{flag}")
 if discarded:
-    print(f"left out, load above {cores}: " + ", ".join(
+    print(f"left out, run queue above {cores}: " + ", ".join(
         f"{b}/{p}/{w}/{n} round {r} ({loads[(b, p, w, n, r)]})"
         for b, p, w, n, r in sorted(discarded)))
-print(f"highest load in the rounds kept: "
+print(f"highest mean run queue in the rounds kept (other tasks than the measurement's): "
       f"{max((v for k, v in loads.items() if k not in discarded), default=0)}")
 
 path = os.path.join(out, "tps.csv")
@@ -81,20 +84,97 @@ if os.path.exists(path):
     print()
     print("pgbench -S -c 4 over MPTCP, 100 idle MPTCP clients: tps median"
           " [min-max], with an exporter querying both views every second"
-          " against without, ratio median [min-max]")
+          " against without, ratio median [min-max]; every_1s_reports: the"
+          " subflows from the processes' reports, as before Linux 6.15")
     groups = defaultdict(lambda: defaultdict(list))
     for (b, p, r), by in tps.items():
-        if any(tps_load.get((b, p, r, e), 0) > cores for e in by):
-            continue
         for e, t in by.items():
             groups[(b, p)][e].append(t)
-        if "none" in by and "every_1s" in by and by["none"] > 0:
-            groups[(b, p)]["ratio"].append(by["every_1s"] / by["none"])
+        for e in ("every_1s", "every_1s_reports"):
+            if "none" in by and e in by and by["none"] > 0:
+                groups[(b, p)]["ratio " + e].append(by[e] / by["none"])
     for (b, p), g in sorted(groups.items()):
-        for e in ("none", "every_1s"):
+        for e in ("none", "every_1s", "every_1s_reports"):
             if g[e]:
-                print(f"{b:8} {p:9} exporter {e:9} {median(g[e]):>9.0f} "
+                print(f"{b:8} {p:9} exporter {e:16} {median(g[e]):>9.0f} "
                       f"[{min(g[e]):.0f}-{max(g[e]):.0f}] {len(g[e])} rounds")
-        if g["ratio"]:
-            print(f"{b:8} {p:9} exporter/none      {median(g['ratio']):.3f} "
-                  f"[{min(g['ratio']):.3f}-{max(g['ratio']):.3f}]")
+        for e in ("every_1s", "every_1s_reports"):
+            r = g["ratio " + e]
+            if r:
+                print(f"{b:8} {p:9} {e + '/none':25} {median(r):.3f} "
+                      f"[{min(r):.3f}-{max(r):.3f}]")
+    print(f"load after each run (pgbench's own 4 clients included): "
+          f"{min(tps_load.values()):.2f}-{max(tps_load.values()):.2f}")
+
+
+def svg_plot(path):
+    """latency.svg: ms against clients, log-log, one panel per client place."""
+    series = [  # (label, build, preload, view, colour, dashed)
+        ("pg_stat_activity", None, "preloaded", "activity", "#444", False),
+        ("pg_stat_mptcp", "A", "preloaded", "mptcp", "#1f77b4", False),
+        ("pg_stat_mptcp, before", "B", "preloaded", "mptcp", "#1f77b4", True),
+        ("subflows, preloaded", "A", "preloaded", "subflows", "#d62728", False),
+        ("subflows, preloaded, before", "B", "preloaded", "subflows", "#d62728", True),
+        ("subflows from reports", "A", "preloaded", "subflows_reports", "#2ca02c", False),
+    ]
+    builds = sorted({k[0] for k in views})
+    label_a = builds[0] if len(builds) == 1 else sys.argv[2] if len(sys.argv) > 2 else "new"
+    label_b = next((b for b in builds if b != label_a), None)
+    places = sorted({k[2] for k in views})
+    conns = sorted({k[3] for k in views})
+    vals = [median(m) for m, _ in views.values() if m]
+    if not vals or len(conns) < 2:
+        return
+    import math
+    lo, hi = math.log10(min(vals) / 1.5), math.log10(max(vals) * 1.5)
+    W, H, pad = 420, 300, 50
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W * len(places) + 220}" height="{H + 40}" font-family="sans-serif" font-size="11">']
+    for i, place in enumerate(places):
+        x0 = i * W
+        def X(n): return x0 + pad + (math.log10(n) - math.log10(conns[0])) / (math.log10(conns[-1]) - math.log10(conns[0])) * (W - 2 * pad)
+        def Y(ms): return H - pad + 20 - (math.log10(ms) - lo) / (hi - lo) * (H - 2 * pad)
+        out.append(f'<text x="{x0 + W / 2}" y="15" text-anchor="middle">{place} clients (ms per query, log scale)</text>')
+        out.append(f'<rect x="{x0 + pad}" y="{Y(10 ** hi)}" width="{W - 2 * pad}" height="{Y(10 ** lo) - Y(10 ** hi)}" fill="none" stroke="#999"/>')
+        for n in conns:
+            out.append(f'<text x="{X(n)}" y="{Y(10 ** lo) + 14}" text-anchor="middle">{n}</text>')
+        for e in range(math.ceil(lo), math.floor(hi) + 1):
+            out.append(f'<text x="{x0 + pad - 4}" y="{Y(10 ** e) + 4}" text-anchor="end">{10 ** e:g}</text>')
+        for label, b, p, v, colour, dashed in series:
+            build = label_a if b in (None, "A") else label_b
+            pts = [(n, views.get((build, p, place, n, v))) for n in conns]
+            pts = [(n, median(m[0])) for n, m in pts if m and m[0]]
+            if len(pts) < 2:
+                continue
+            d = " ".join(f"{X(n):.1f},{Y(ms):.1f}" for n, ms in pts)
+            out.append(f'<polyline points="{d}" fill="none" stroke="{colour}" stroke-width="2"'
+                       + (' stroke-dasharray="5,4"' if dashed else '') + '/>')
+    for j, (label, b, p, v, colour, dashed) in enumerate(series):
+        if b == "B" and not label_b:
+            continue
+        y = 40 + j * 16
+        x = W * len(places) + 10
+        out.append(f'<line x1="{x}" y1="{y}" x2="{x + 25}" y2="{y}" stroke="{colour}" stroke-width="2"'
+                   + (' stroke-dasharray="5,4"' if dashed else '') + '/>')
+        out.append(f'<text x="{x + 30}" y="{y + 4}">{label.replace("before", label_b or "")}</text>')
+    out.append('</svg>')
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+svg_plot(os.path.join(out, "latency.svg"))
+
+path = os.path.join(out, "exporter-cpu.csv")
+if os.path.exists(path):
+    cpu = defaultdict(list)
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            cpu[(row["build"], row["preload"], row["exporter"])].append(
+                float(row["cpu_ms_per_s"]))
+    if cpu:
+        print()
+        print(f"Server CPU of an exporter querying both views every second, 100"
+              f" idle MPTCP clients, nothing else running: ms of CPU per second,"
+              f" median [min-max], and the share of {cores} cores")
+        for (b, p, e), v in sorted(cpu.items()):
+            print(f"{b:8} {p:9} {e:16} {median(v):>7.2f} [{min(v):.2f}-{max(v):.2f}]"
+                  f" {median(v) / (10 * cores):.2f}% {len(v)} rounds")
