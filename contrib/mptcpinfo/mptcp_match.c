@@ -78,12 +78,12 @@ typedef struct InodeEntry
 
 typedef struct Matcher
 {
-	HTAB	   *incoming;		/* connections at the server's port, by
-								 * their remote end */
+	HTAB	   *incoming;		/* connections at the server's port, by their
+								 * remote end */
 	HTAB	   *by_ends;		/* all connections, by their ends */
 	uid_t		uid;			/* the server's */
-	int			unclaimed;		/* connections a server process may hold
-								 * that none was found to */
+	int			unclaimed;		/* connections a server process may hold that
+								 * none was found to */
 } Matcher;
 
 static HTAB *

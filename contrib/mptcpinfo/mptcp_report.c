@@ -595,8 +595,8 @@ mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
 			break;
 
 		/*
-		 * Woken by the last answer; meanwhile look now and then for
-		 * processes that exited, and for answers to other askers' requests.
+		 * Woken by the last answer; meanwhile look now and then for processes
+		 * that exited, and for answers to other askers' requests.
 		 */
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 Min(remaining, REPORT_POLL_MS), report_wait_event);

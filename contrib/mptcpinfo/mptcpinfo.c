@@ -563,4 +563,3 @@ pg_stat_get_mptcp_subflows_1_2(PG_FUNCTION_ARGS)
 {
 	return stat_mptcp_subflows(fcinfo, NUM_SUBFLOW_COLS, true);
 }
-

@@ -54,9 +54,17 @@ CACHE=$WORKDIR/cache
 # spawns.  So the tool's git reads a private global config, which trusts
 # every tree and includes the user's own; the user's config is never written.
 # (A nested run of the tool includes the same user config, not its parent's.)
+# A tool config found in GIT_CONFIG_GLOBAL (a shell that kept it) is not
+# the user's: including it would include itself.
 TOOL_GITCONFIG=$WORKDIR/gitconfig
-export USER_GITCONFIG=${USER_GITCONFIG:-${GIT_CONFIG_GLOBAL:-${HOME:-/nonexistent}/.gitconfig}}
-printf '[include]\n\tpath = %s\n[safe]\n\tdirectory = *\n' "$USER_GITCONFIG" >"$TOOL_GITCONFIG.new"
+TOOL_GITCONFIG_MARK='# the workspace tool'"'"'s own git config (tools/lib/common.sh)'
+if [ -z "${USER_GITCONFIG:-}" ]; then
+	USER_GITCONFIG=${GIT_CONFIG_GLOBAL:-${HOME:-/nonexistent}/.gitconfig}
+	[ "$(head -1 "$USER_GITCONFIG" 2>/dev/null)" != "$TOOL_GITCONFIG_MARK" ] ||
+		USER_GITCONFIG=${HOME:-/nonexistent}/.gitconfig
+fi
+export USER_GITCONFIG
+printf '%s\n[include]\n\tpath = %s\n[safe]\n\tdirectory = *\n' "$TOOL_GITCONFIG_MARK" "$USER_GITCONFIG" >"$TOOL_GITCONFIG.new"
 mv "$TOOL_GITCONFIG.new" "$TOOL_GITCONFIG"
 export GIT_CONFIG_GLOBAL=$TOOL_GITCONFIG
 TREE=$WORKDIR/pg

@@ -8,8 +8,9 @@
 # view ask the processes instead, as it must on older kernels; then the
 # rows must be the same, a second query within a second reuses the reports,
 # an asker that is itself signalled or asked still gets every row, a
-# stopped process costs one NOTICE, and a process that exits while it is
-# asked does not make the asker wait for it.  The DEBUG1 line of each query says what it
+# stopped process costs one NOTICE, a process that exits while it is
+# asked does not make the asker wait for it, and an exporter's loop beside
+# pgbench sees every client.  The DEBUG1 line of each query says what it
 # did.
 #
 # Runs only with PG_TEST_EXTRA=mptcp, in a private network namespace (only
@@ -234,6 +235,45 @@ like(
 unlike($background->{stderr}, qr/did not answer/,
 	'an exiting process is not left to time out');
 $background->quit;
+
+# 6. An exporter's loop beside an OLTP load: pgbench -S over MPTCP while
+# both views are queried, in both modes; every query has every idle
+# client, and pgbench loses no transaction.
+$node->command_ok(
+	[ 'pgbench', '-i', '-s', '1', '-q', $connstr ],
+	'pgbench -i');
+my ($bench_out, $bench_err) = ('', '');
+my $bench = IPC::Run::start(
+	[
+		'pgbench', '-n', '-S', '-c', '2', '-j', '2', '-T', '8',
+		"$connstr mptcp=1"
+	],
+	'>', \$bench_out, '2>', \$bench_err);
+my $live_clients = $nclients - 1;    # idle_1 has exited
+my $scrapes_ok = 0;
+my $scrapes = 0;
+for my $i (1 .. 12)
+{
+	my $source = $i % 2 ? 'auto' : 'processes';
+	my $counts = $node->safe_psql(
+		'postgres', qq{
+SET mptcpinfo.subflow_source = '$source';
+SELECT (SELECT count(*) FROM pg_stat_mptcp m JOIN pg_stat_activity a USING (pid)
+         WHERE m.mptcp AND a.application_name LIKE 'idle_%'),
+       (SELECT count(*) FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid)
+         WHERE s.local_port IS NOT NULL AND a.application_name LIKE 'idle_%')});
+	$scrapes++;
+	$scrapes_ok++ if $counts eq "$live_clients|$live_clients";
+	last unless $bench->pumpable;
+	Time::HiRes::sleep(0.5);
+}
+$bench->finish;
+is($scrapes_ok, $scrapes,
+	"exporter loop under pgbench: every scrape has every idle client ($scrapes scrapes)");
+is($bench->result, 0, 'pgbench -S beside the exporter loop succeeds')
+  or diag $bench_err;
+like($bench_out, qr/number of failed transactions: 0 /,
+	'pgbench -S: no failed transaction');
 
 $_->quit for @askers;
 $clients[0]->{run}->kill_kill;
