@@ -181,12 +181,13 @@ kernels_boot() {
 	note "kernel $name: booting $(basename "$vmlinuz") ${kvm:-with KVM}; tests: $tests"
 	start=$(date +%s)
 	# The guest sees the host's root read-only, but not what lies under its
-	# own /tmp or /var/tmp, where a clone may be: the script, the tree and
-	# the installation are mounted explicitly.
+	# own /tmp or /var/tmp, where a clone may be: the script, the tree, the
+	# installation and the kernel's modules (virtme links /lib/modules to
+	# their host path) are mounted explicitly.
 	local rc=0
 	timeout "${KERNEL_BOOT_TIMEOUT:-5400}" nice -n "${KERNELS_NICE:-10}" "${VNG[@]}" -r "$vmlinuz" $kvm \
 		--memory "${KERNELS_MEMORY:-3G}" --cpus 2 --user root --rwdir "$run" \
-		--rodir "$TOP/tools/lib" --rodir "$TREE" --rodir "$KERNELS_PREFIX" \
+		--rodir "$TOP/tools/lib" --rodir "$TREE" --rodir "$KERNELS_PREFIX" --rodir "$KERNELS_DIR/$name/root" \
 		--exec "bash $TOP/tools/lib/kernels-guest.sh $run $KERNELS_PREFIX $TREE $TEST_USER $tests >$run/guest.log 2>&1" \
 		>"$run/vng.log" 2>&1 || rc=$?
 	secs=$(($(date +%s) - start))
