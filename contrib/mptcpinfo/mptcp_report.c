@@ -379,17 +379,16 @@ answer_report_request(void)
 {
 	ReportSlot *slot;
 	uint64		requested;
-	bool		outgoing;
 
 	if (report_shared == NULL || MyProcNumber < 0 ||
 		MyProcNumber >= report_shared->nslots)
 		return;
 	slot = &report_shared->slots[MyProcNumber];
 	requested = pg_atomic_read_u64(&slot->requested);
-	outgoing = pg_atomic_exchange_u32(&slot->want_outgoing, 0) != 0;
 
 #ifdef USE_MPTCP
-	gather_own_sockets(&local_report, outgoing);
+	gather_own_sockets(&local_report,
+					   pg_atomic_exchange_u32(&slot->want_outgoing, 0) != 0);
 #endif
 
 	begin_write(slot);
