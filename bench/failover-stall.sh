@@ -19,9 +19,23 @@
 #   mptcp      primary_conninfo host=198.18.1.1 mptcp=1: one MPTCP
 #              connection, 4 subflows (the lab's signal endpoints); the
 #              default timeouts
-#   mptcp_stale1
-#              the same with net.mptcp.stale_loss_cnt = 1 on both hosts
-#              (kernel default 4; not in the default list)
+#   mptcp_stale1, mptcp_stale2
+#              the same with net.mptcp.stale_loss_cnt = 1 (2) on both hosts
+#              (kernel default 4)
+#   mptcp_rtomax
+#              the same with net.ipv4.tcp_rto_max_ms = 1000 on both hosts
+#              (6.11+; default 120000): a subflow's retransmission timer
+#              backs off to 1 s at most
+#   mptcp_retries2
+#              the same with net.ipv4.tcp_retries2 = 5 on both hosts
+#              (default 15): a subflow without an ACK for about 12.6 s of
+#              retransmissions is reset, and MPTCP drops it
+#   mptcp_keepalive
+#              the same with TCP keepalives of 1 s / 1 s / 2 probes on both
+#              sides (the primary's tcp_keepalives_*, the conninfo's
+#              keepalives_*); MPTCP passes them to every subflow
+#   mptcp_backup
+#              the same with path 4's server endpoint "signal backup"
 #   tcp        host=198.18.1.1,198.18.2.1,198.18.3.1,198.18.4.1 (the
 #              primary's 4 addresses), plain TCP, default
 #              wal_receiver_timeout / wal_sender_timeout (60 s)
@@ -31,6 +45,10 @@
 #              keepalives_idle=1 keepalives_interval=1 keepalives_count=2
 #              tcp_user_timeout=2000 (the primary's tcp_keepalives_* and
 #              tcp_user_timeout likewise)
+# Every 0.5 s a run samples both hosts' MPTCP counters (MPTcpExt) and TCP
+# retransmissions, and every second the walsender's subflows
+# (pg_stat_mptcp_subflows) and `ss -tinM` on the primary: logs/, and the
+# counters' timeline in counters.csv.
 # BENCH_RUNS (3) rounds.  A run ends at BENCH_STALL_SECONDS: commits still
 # waiting then (the standby never came back) are released by emptying
 # synchronous_standby_names, so their latency is at least the time left
@@ -69,6 +87,7 @@ addrs=$(seq -s, -f '198.18.%g.1' 1 $NPATHS)
 	echo "mode,round,blackholed_path,subflows,baseline_tps,max_latency_ms,max_gap_ms,slow_commits,recovery_s,capped,cap_s,commits,failed_tx,pgbench_errors,walreceiver_restarts,sender_host_after,load1"
 } >"$runs"
 echo "mode,round,t,commits,max_latency_ms" >"$timeline"
+echo "mode,round,t,side,name,value" >"$OUT/counters.csv"
 
 # The primary: synchronous, one named standby.
 server_init
@@ -91,40 +110,54 @@ TUNED_CONNINFO="connect_timeout=2 keepalives=1 keepalives_idle=1 keepalives_inte
 set_mode() {
 	local mode=$1 conninfo
 	case $mode in
-	mptcp)
+	mptcp | mptcp_stale1 | mptcp_stale2 | mptcp_rtomax | mptcp_retries2 | mptcp_backup)
 		conninfo="host=198.18.1.1 port=$PGPORT_LAB mptcp=1" ;;
+	mptcp_keepalive)
+		conninfo="host=198.18.1.1 port=$PGPORT_LAB mptcp=1 keepalives=1 keepalives_idle=1 keepalives_interval=1 keepalives_count=2" ;;
 	tcp)
 		conninfo="host=$addrs port=$PGPORT_LAB mptcp=0" ;;
-	mptcp_stale1)
-		conninfo="host=198.18.1.1 port=$PGPORT_LAB mptcp=1" ;;
 	tcp_tuned)
 		conninfo="host=$addrs port=$PGPORT_LAB mptcp=0 $TUNED_CONNINFO" ;;
 	*) say "unknown mode $mode"; exit 1 ;;
 	esac
-	# net.mptcp.stale_loss_cnt (a host setting, per network namespace;
-	# kernel default 4): how many retransmission timeouts without progress
-	# before the scheduler stops sending on a subflow
-	local stale=4
-	[ "$mode" = mptcp_stale1 ] && stale=1
-	echo "$stale" >/proc/sys/net/mptcp/stale_loss_cnt
-	client sh -c "echo $stale >/proc/sys/net/mptcp/stale_loss_cnt"
-	if [ "$mode" = tcp_tuned ]; then
-		sql "ALTER SYSTEM SET wal_sender_timeout = '2s'"
+	# host settings, per network namespace, on both hosts; every mode
+	# sets them all, so that no mode inherits another's
+	local stale=4 rto_max=120000 retries2=15
+	case $mode in
+	mptcp_stale1) stale=1 ;;
+	mptcp_stale2) stale=2 ;;
+	mptcp_rtomax) rto_max=1000 ;;
+	mptcp_retries2) retries2=5 ;;
+	esac
+	host_sysctl net/mptcp/stale_loss_cnt "$stale"
+	host_sysctl net/ipv4/tcp_rto_max_ms "$rto_max"
+	host_sysctl net/ipv4/tcp_retries2 "$retries2"
+	sql "ALTER SYSTEM RESET ALL"
+	: >"$STANDBY_DATA/stall_mode.conf"
+	if [ "$mode" = tcp_tuned ] || [ "$mode" = mptcp_keepalive ]; then
 		sql "ALTER SYSTEM SET tcp_keepalives_idle = 1"
 		sql "ALTER SYSTEM SET tcp_keepalives_interval = 1"
 		sql "ALTER SYSTEM SET tcp_keepalives_count = 2"
+	fi
+	if [ "$mode" = tcp_tuned ]; then
+		sql "ALTER SYSTEM SET wal_sender_timeout = '2s'"
 		sql "ALTER SYSTEM SET tcp_user_timeout = 2000"
 		cat >"$STANDBY_DATA/stall_mode.conf" <<-EOF
 		wal_receiver_timeout = '2s'
 		wal_retrieve_retry_interval = '1s'
 		EOF
-	else
-		sql "ALTER SYSTEM RESET ALL"
-		: >"$STANDBY_DATA/stall_mode.conf"
 	fi
 	sql "ALTER SYSTEM SET synchronous_standby_names = 'bench_standby'"
 	sql "SELECT pg_reload_conf()" >/dev/null
 	echo "primary_conninfo = '$conninfo application_name=bench_standby'" >>"$STANDBY_DATA/stall_mode.conf"
+}
+
+# host_sysctl PATH VALUE: on the primary's host and the standby's (a sysctl
+# the kernel lacks is skipped: tcp_rto_max_ms is 6.11+)
+host_sysctl() {
+	[ -e "/proc/sys/$1" ] || return 0
+	echo "$2" >"/proc/sys/$1"
+	client sh -c "echo $2 >/proc/sys/$1"
 }
 
 # Bounded wait for a synchronous, streaming standby; prints its walsender's pid.
@@ -152,10 +185,41 @@ mptcp_counters() {
 # Bytes the router carried per path (both directions): "PATH BYTES" lines.
 path_total() { path_bytes | awk '{ print $1, $2 + $3 }'; }
 
+# sample_run MODE ROUND END T0 WALSENDER_PID: until END (epoch seconds), every
+# 0.5 s both hosts' MPTcpExt counters and TCP RetransSegs (counters.csv, the
+# values that changed since the run began), and every second the
+# walsender's subflows from SQL and `ss -tinM` on the primary (logs/)
+sample_run() {
+	local mode=$1 round=$2 end=$3 t0=$4 k=0 wpid=$5
+	local subflows_log=$OUT/logs/subflows.$mode.$round.txt ss_log=$OUT/logs/ss.$mode.$round.txt
+	: >"$subflows_log"
+	: >"$ss_log"
+	while [ "$(awk -v e="$end" -v n="$(now)" 'BEGIN { print (n < e) }')" = 1 ] && [ $k -lt 400 ]; do
+		local t side name value
+		t=$(elapsed "$t0")
+		for side in server client; do
+			{ if [ $side = server ]; then cat /proc/net/netstat /proc/net/snmp; else client cat /proc/net/netstat /proc/net/snmp; fi; } |
+				awk '/^(MPTcpExt|Tcp):/ { if (!(($1) in h)) { h[$1] = $0; next } split(h[$1], n); for (i = 2; i <= NF; i++) print n[i], $i }' |
+				while read -r name value; do
+					case $name in
+					MPTCPRetrans | SubflowStale | SubflowRecover | DuplicateData | RmSubflow | MPRstTx | MPRstRx | RetransSegs | OFOQueue | MPPrioTx | MPPrioRx)
+						echo "$mode,$round,$t,$side,$name,$value" ;;
+					esac
+				done
+		done >>"$OUT/counters.raw"
+		if [ $((k % 2)) -eq 0 ]; then
+			{ echo "t=$t"; sql "SELECT local_addr, remote_addr, remote_port, backup, stalled, rto_timeouts, rto, unacked, total_retrans, extract(epoch FROM last_ack_recv) FROM pg_stat_mptcp_subflows WHERE pid = $wpid ORDER BY remote_addr" 2>&1 || true; } >>"$subflows_log"
+			{ echo "t=$t"; ss -tinMH "( sport = :$PGPORT_LAB )" 2>&1 || true; } >>"$ss_log"
+		fi
+		k=$((k + 1))
+		sleep 0.5
+	done
+}
+
 run_one() {
 	local mode=$1 round=$2 wpid subflows t0 before after busiest t_fail t_end released=0 rc=0
 	local pgb=$WORK/pgb.$mode.$round
-	lab_up "$NPATHS" "$RATE"
+	if [ "$mode" = mptcp_backup ]; then lab_up "$NPATHS" "$RATE" backup=$NPATHS; else lab_up "$NPATHS" "$RATE"; fi
 	set_mode "$mode"
 	: >"$WORK/standby.log"
 	local plines
@@ -166,7 +230,7 @@ run_one() {
 	client env -u PGCONNECT_TIMEOUT pg_ctl -D "$STANDBY_DATA" -l "$WORK/standby.log" -w start >/dev/null
 	wpid=$(wait_sync)
 	subflows=1
-	if [ "$mode" = mptcp ]; then
+	if [ "${mode#mptcp}" != "$mode" ]; then
 		# the subflows join after the connection is established: wait (bounded)
 		for _ in $(seq 100); do
 			subflows=$(sql "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $wpid")
@@ -179,6 +243,9 @@ run_one() {
 	pgbench -n -R "$TPS" -c "$CLIENTS" -j 2 -T "$SECONDS_RUN" -l --log-prefix="$pgb.log" \
 		-h "$WORK" -p "$PGPORT_LAB" postgres >"$pgb.out" 2>"$pgb.err" &
 	local pgpid=$!
+	rm -f "$OUT/counters.raw"
+	sample_run "$mode" "$round" "$(awk -v a="$t0" -v s="$SECONDS_RUN" 'BEGIN { printf "%.3f", a + s }')" "$t0" "$wpid" &
+	local sampler=$!
 	sleep $((FAIL_AT - 3))
 	before=$(path_total)
 	sleep 3
@@ -203,6 +270,13 @@ run_one() {
 		kill "$pgpid" 2>/dev/null || true
 	fi
 	wait "$pgpid" || rc=$?
+	wait "$sampler" || true
+	# counters.csv: the time since the cut, and the values that changed
+	awk -F, -v f="$(awk -v a="$t_fail" -v b="$t0" 'BEGIN { printf "%.3f", a - b }')" '
+		{ key = $4 "," $5; if (!(key in base)) base[key] = $6
+		  printf "%s,%s,%.2f,%s,%s,%d\n", $1, $2, $3 - f, $4, $5, $6 - base[key] }' "$OUT/counters.raw" |
+		awk -F, '{ key = $4 "," $5 } $6 != last[key] || !(key in last) { last[key] = $6; print }' >>"$OUT/counters.csv"
+	rm -f "$OUT/counters.raw"
 	local sender_host restarts failed errors load
 	sender_host=$(client psql -X -At -h "$WORK/standby_sock" -p 5433 -U postgres \
 		-c "SELECT coalesce(sender_host, '-') || CASE WHEN status = 'streaming' THEN '' ELSE '(' || status || ')' END FROM pg_stat_wal_receiver" 2>/dev/null || true)

@@ -39,14 +39,27 @@ import subprocess
 import sys
 from pathlib import Path
 
-MODES = ["mptcp", "mptcp_stale1", "tcp", "tcp_tuned"]
+MODES = ["mptcp", "mptcp_stale1", "mptcp_stale2", "mptcp_rtomax", "mptcp_retries2",
+         "mptcp_keepalive", "mptcp_backup", "tcp", "tcp_tuned"]
 LABELS = {
-    "mptcp": "MPTCP, 4 subflows, default timeouts",
-    "mptcp_stale1": "MPTCP, 4 subflows, net.mptcp.stale_loss_cnt = 1",
+    "mptcp": "MPTCP, 4 subflows, kernel defaults",
+    "mptcp_stale1": "MPTCP, net.mptcp.stale_loss_cnt = 1",
+    "mptcp_stale2": "MPTCP, net.mptcp.stale_loss_cnt = 2",
+    "mptcp_rtomax": "MPTCP, net.ipv4.tcp_rto_max_ms = 1000",
+    "mptcp_retries2": "MPTCP, net.ipv4.tcp_retries2 = 5",
+    "mptcp_keepalive": "MPTCP, keepalives 1 s / 1 s / 2",
+    "mptcp_backup": "MPTCP, path 4 a backup endpoint",
     "tcp": "TCP, host=a,b,c,d, default timeouts",
     "tcp_tuned": "TCP, host=a,b,c,d, tuned timeouts",
 }
-COLORS = {"mptcp": "#1f77b4", "mptcp_stale1": "#2ca02c", "tcp": "#d62728", "tcp_tuned": "#ff7f0e"}
+COLORS = {"mptcp": "#1f77b4", "mptcp_stale1": "#2ca02c", "mptcp_stale2": "#17becf",
+          "mptcp_rtomax": "#9467bd", "mptcp_retries2": "#8c564b",
+          "mptcp_keepalive": "#e377c2", "mptcp_backup": "#7f7f7f",
+          "tcp": "#d62728", "tcp_tuned": "#ff7f0e"}
+# counters drawn under the stall in mechanism.svg: (side, name, colour)
+EVENTS = [("server", "MPTCPRetrans", "#d62728"), ("server", "SubflowStale", "#2ca02c"),
+          ("server", "SubflowRecover", "#1f77b4"), ("server", "RmSubflow", "#8c564b"),
+          ("server", "MPRstTx", "#9467bd"), ("server", "RetransSegs", "#aaaaaa")]
 BIN = 0.5
 
 
@@ -176,9 +189,13 @@ def report(outdir):
                   f"{r['walreceiver_restarts']} | {r['sender_host_after']} | "
                   f"{r['load1']} |")
     md += ["", "![the slowest commit per 0.1 s around the failure](stall.svg)", "",
-           "![commits per second around the failure](rate.svg)", ""]
+           "![commits per second around the failure](rate.svg)", "",
+           "![the slowest commit beside the primary's counters, the worst round"
+           " of each mode](mechanism.svg)", ""]
     (out / "results.md").write_text("\n".join(md) + "\n")
     plot(out, modes)
+    if (out / "counters.csv").exists():
+        mechanism(out, modes, runs)
     print("\n".join(md))
 
 
@@ -275,6 +292,81 @@ def plot(out, modes):
                "Commits per second (0.5 s bins) when the busiest of 4 paths is blackholed at t = 0",
                "commits per second", 0, max(100, (int(top / 100) + 1) * 100), False,
                gap=BIN)
+
+
+def mechanism(out, modes, runs):
+    """mechanism.svg: per mode, its round with the longest commit: the
+    slowest commit per 0.1 s (log scale, as stall.svg) and under it one row
+    per counter of the primary, a tick wherever it grew (0.5 s samples),
+    with the total it reached after the cut"""
+    import math
+    lat, ev = {}, {}
+    with open(out / "timeline.csv") as f:
+        for r in csv.DictReader(f):
+            if int(r["commits"]) > 0:
+                lat.setdefault((r["mode"], r["round"]), []).append(
+                    (float(r["t"]) + 0.05, float(r["max_latency_ms"])))
+    with open(out / "counters.csv") as f:
+        for r in csv.DictReader(f):
+            ev.setdefault((r["mode"], r["round"], r["side"], r["name"]), []).append(
+                (float(r["t"]), int(r["value"])))
+    worst = {}
+    for r in runs:
+        if r["mode"] in modes and (r["mode"] not in worst or
+                                   float(r["max_latency_ms"]) > float(worst[r["mode"]]["max_latency_ms"])):
+            worst[r["mode"]] = r
+    W, PH, RH, L, R, T, B = 760, 110, 11, 96, 60, 44, 40
+    block = PH + RH * len(EVENTS) + 34
+    H = T + len(worst) * block + B
+    tmin = -5.0
+    tmax = max((float(r["cap_s"]) for r in worst.values()), default=60)
+    x = lambda t: L + (min(max(t, tmin), tmax) - tmin) / (tmax - tmin) * (W - L - R)
+    s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+         f'font-family="sans-serif" font-size="11">',
+         f'<rect width="{W}" height="{H}" fill="white"/>',
+         f'<text x="{W / 2}" y="18" text-anchor="middle" font-size="13">The stall beside '
+         'the primary\'s counters: the round with the longest commit of each mode</text>']
+    for i, m in enumerate(mm for mm in modes if mm in worst):
+        r = worst[m]
+        top = T + i * block
+        lo, hi = 0.0, 5.0
+        y = lambda v: top + PH - (math.log10(min(max(v, 1), 1e5)) - lo) / (hi - lo) * PH
+        s.append(f'<text x="{L}" y="{top - 5}" font-weight="bold">{LABELS[m]}, round '
+                 f'{r["round"]}: longest commit {float(r["max_latency_ms"]) / 1000:.2f} s</text>')
+        s.append(f'<rect x="{L}" y="{top}" width="{W - L - R}" height="{PH}" fill="none" stroke="#888"/>')
+        for v in (1, 100, 1000, 100000):
+            s.append(f'<line x1="{L}" x2="{W - R}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#eee"/>')
+            s.append(f'<text x="{L - 4}" y="{y(v) + 4:.1f}" text-anchor="end">'
+                     f'{(f"{v / 1000:g} s" if v >= 1000 else f"{v:g} ms")}</text>')
+        s.append(f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{top}" y2="{top + PH + RH * len(EVENTS)}" '
+                 'stroke="black" stroke-dasharray="4,3"/>')
+        pts = lat.get((m, r["round"]), [])
+        for t, v in pts:
+            s.append(f'<circle cx="{x(t):.1f}" cy="{y(v):.1f}" r="1.3" fill="{COLORS[m]}"/>')
+        for j, (side, name, colour) in enumerate(EVENTS):
+            ry = top + PH + 4 + j * RH
+            s.append(f'<text x="{L - 4}" y="{ry + 8}" text-anchor="end" font-size="9">{name}</text>')
+            samples = ev.get((m, r["round"], side, name), [])
+            prev = None
+            for t, v in samples:
+                if prev is not None and v > prev and t >= tmin:
+                    s.append(f'<rect x="{x(t) - 1:.1f}" y="{ry}" width="2.5" height="{RH - 2}" fill="{colour}"/>')
+                prev = v
+            after = [v for t, v in samples if t >= 0]
+            before = [v for t, v in samples if t < 0]
+            grew = (after[-1] - (before[-1] if before else 0)) if after else 0
+            s.append(f'<text x="{W - R + 4}" y="{ry + 8}" font-size="9">+{grew}</text>')
+        for t in range(0, int(tmax) + 1, 10):
+            s.append(f'<text x="{x(t):.1f}" y="{top + PH + RH * len(EVENTS) + 14}" text-anchor="middle">{t}</text>')
+    s.append(f'<text x="{W / 2}" y="{H - 8}" text-anchor="middle">seconds since the path was '
+             'blackholed; dots: slowest commit per 0.1 s; ticks: the primary\'s counter grew '
+             '(0.5 s samples); right: its growth after the cut</text>')
+    s.append("</svg>")
+    (out / "mechanism.svg").write_text("\n".join(s) + "\n")
+    conv = shutil.which("rsvg-convert")
+    if conv:
+        subprocess.run([conv, "-o", str(out / "mechanism.png"), str(out / "mechanism.svg")],
+                       check=False)
 
 
 if __name__ == "__main__":

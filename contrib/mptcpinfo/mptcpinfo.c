@@ -70,6 +70,7 @@ PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_1_2);
 PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_subflows);
 PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_subflows_1_1);
 PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_subflows_1_2);
+PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_subflows_1_4);
 
 /* mptcpinfo.subflow_source */
 typedef enum
@@ -117,7 +118,8 @@ _PG_init(void)
 #define NUM_MPTCP_COLS 24		/* 1.2: direction */
 #define NUM_SUBFLOW_COLS_V1_0 16
 #define NUM_SUBFLOW_COLS_V1_1 17	/* backup */
-#define NUM_SUBFLOW_COLS 19		/* 1.2: token, congestion_control */
+#define NUM_SUBFLOW_COLS_V1_2 19	/* token, congestion_control */
+#define NUM_SUBFLOW_COLS 25		/* 1.4: stalled ... last_ack_recv */
 
 Datum
 mptcpinfo_inet_datum(int family, const uint8 *mapped)
@@ -306,6 +308,22 @@ emit_subflow(ReturnSetInfo *rsinfo, int pid, uint32 token,
 	{
 		COL(true, Int64GetDatum(token));
 		COL(known && cc != NULL && cc[0] != '\0', CStringGetTextDatum(cc));
+	}
+
+	/*
+	 * version 1.4: whether the subflow makes progress.  A dead path shows as
+	 * data in flight and retransmission timeouts that no ACK has ended (the
+	 * kernel's own "stale" mark is not exported).
+	 */
+	if (ncols > NUM_SUBFLOW_COLS_V1_2)
+	{
+		COL(HAS_FIELD(TcpInfo, unacked, len),
+			BoolGetDatum(ti->unacked > 0 && ti->retransmits > 0));
+		COL(HAS_FIELD(TcpInfo, retransmits, len), Int32GetDatum(ti->retransmits));
+		COL(HAS_FIELD(TcpInfo, rto, len), Float8GetDatum(ti->rto / 1000.0));
+		COL(HAS_FIELD(TcpInfo, unacked, len), Int64GetDatum(ti->unacked));
+		COL(HAS_FIELD(TcpInfo, last_data_sent, len), ms_interval(ti->last_data_sent));
+		COL(HAS_FIELD(TcpInfo, last_ack_recv, len), ms_interval(ti->last_ack_recv));
 	}
 	Assert(i == ncols);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -560,6 +578,12 @@ pg_stat_get_mptcp_subflows_1_1(PG_FUNCTION_ARGS)
 
 Datum
 pg_stat_get_mptcp_subflows_1_2(PG_FUNCTION_ARGS)
+{
+	return stat_mptcp_subflows(fcinfo, NUM_SUBFLOW_COLS_V1_2, true);
+}
+
+Datum
+pg_stat_get_mptcp_subflows_1_4(PG_FUNCTION_ARGS)
 {
 	return stat_mptcp_subflows(fcinfo, NUM_SUBFLOW_COLS, true);
 }

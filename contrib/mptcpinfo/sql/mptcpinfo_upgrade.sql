@@ -41,6 +41,8 @@ SELECT object FROM pg_temp.mptcpinfo_objects();
 SELECT has_table_privilege('public', v, 'SELECT') AS public_view
   FROM unnest(ARRAY['pg_stat_mptcp', 'pg_stat_mptcp_subflows']) AS v;
 ALTER EXTENSION mptcpinfo UPDATE TO '1.3';
+SELECT count(*) >= 0 AS can_read_1_3 FROM pg_stat_mptcp_subflows;
+ALTER EXTENSION mptcpinfo UPDATE TO '1.4';
 SELECT extversion FROM pg_extension WHERE extname = 'mptcpinfo';
 SELECT * FROM pg_temp.mptcpinfo_objects();
 -- what differs from a fresh installation: nothing

@@ -1,0 +1,128 @@
+
+# Copyright (c) 2026, PostgreSQL Global Development Group
+
+# A path that dies under a transfer shows in pg_stat_mptcp_subflows while it
+# happens: over a two-path lab, a client's COPY TO runs, path 1 is
+# blackholed, and the subflow on path 1 becomes "stalled" (data in flight,
+# retransmission timeouts, no ACK since), while the subflow on path 2 does
+# not.  The COPY completes over path 2 with every row intact.
+#
+# Runs only with PG_TEST_EXTRA=mptcp, in a private network namespace (see
+# src/test/mptcp/README).
+
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib "$FindBin::RealBin/../../../src/test/mptcp/t";
+use MptcpUtils;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+BEGIN { MptcpUtils::enter_private_netns(); }
+
+MptcpUtils::require_kernel_mptcp();
+MptcpUtils::use_tcp_nodes();
+
+MptcpUtils::lab_up(2, '20mbit', cc => 'reno');
+
+my $node = PostgreSQL::Test::Cluster->new('stalled');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', q(
+listen_mptcp = on
+listen_addresses = '*'
+# before 6.15 the subflows come from the server processes' reports
+shared_preload_libraries = 'mptcpinfo'
+));
+$node->append_conf('pg_hba.conf', "host all all 198.18.0.0/15 trust\n");
+$node->start;
+my $port = $node->port;
+
+# About 16 MB of COPY text: more than 6 s on one path of 20 Mbit/s.
+$node->safe_psql(
+	'postgres', q(
+CREATE EXTENSION mptcpinfo;
+CREATE TABLE t_data AS
+  SELECT g AS id, repeat(md5(g::text), 4) AS payload
+  FROM generate_series(1, 120000) g;
+));
+my $expected = $node->safe_psql('postgres',
+	"SELECT count(*) || ':' || md5(string_agg(id || ',' || payload, E'\\n' ORDER BY id) || E'\\n') FROM t_data"
+);
+
+my $out = PostgreSQL::Test::Utils::tempdir . '/copy.out';
+my $err = '';
+my $h = IPC::Run::start(
+	[
+		MptcpUtils::lab_client(
+			'psql', '-X', '-At', '-d',
+			"host=198.18.1.1 port=$port dbname=postgres mptcp=1 application_name=stall_probe",
+			'-c', 'COPY (SELECT id, payload FROM t_data ORDER BY id) TO STDOUT (FORMAT csv)')
+	],
+	'>', $out, '2>', \$err);
+
+# the client's subflows, one line each: "path stalled rto_timeouts unacked
+# last_ack_recv_ms"
+sub subflows
+{
+	return $node->safe_psql(
+		'postgres', q(
+SELECT split_part(host(s.local_addr), '.', 3), s.stalled, s.rto_timeouts,
+       s.unacked, (extract(epoch FROM s.last_ack_recv) * 1000)::bigint
+  FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid)
+ WHERE a.application_name = 'stall_probe'
+ ORDER BY 1));
+}
+
+# both subflows carry the COPY (bounded wait), then path 1 dies
+my $rows = '';
+for (1 .. 100)
+{
+	$rows = subflows();
+	last if ($rows =~ tr/\n//) >= 1;
+	usleep(50_000);
+}
+like($rows, qr/^1\|f\|.*\n2\|f\|/, 'two subflows, neither stalled before the cut')
+  or diag $rows;
+MptcpUtils::lab_blackhole(1);
+my $cut = time;
+
+# while the COPY goes on over path 2, the subflow on path 1 shows stalled
+my ($seen, $last) = (0, '');
+while (time - $cut < 30 && $h->pumpable)
+{
+	$last = subflows();
+	if ($last =~ /^1\|t\|(\d+)\|(\d+)\|(\d+)$/m && $1 > 0 && $2 > 0)
+	{
+		$seen = 1;
+		last;
+	}
+	usleep(100_000);
+	eval { $h->pump_nb; 1 } or last;
+}
+ok($seen, 'the subflow on the dead path shows stalled, with timeouts and data in flight')
+  or diag "after ${\ sprintf('%.1f', time - $cut)} s: $last";
+note sprintf('stalled seen %.2f s after the cut: %s', time - $cut, $last);
+like($last, qr/^2\|f\|/m, 'the subflow on the live path is not stalled');
+
+# the COPY completes over the live path, every row intact
+my $deadline = time + 120;
+while ($h->pumpable && time < $deadline)
+{
+	usleep(50_000);
+	eval { $h->pump_nb; 1 } or last;
+}
+$h->kill_kill if $h->pumpable;
+$h->finish;
+is($h->result(0), 0, 'the COPY completed') or diag $err;
+my $got = MptcpUtils::file_md5($out);
+my ($count, $md5) = split /:/, $expected;
+my $lines = do { open my $fh, '<', $out or die $!; my $n = 0; $n++ while <$fh>; $n };
+is("$lines:$got", "$count:$md5", 'every row arrived intact');
+is($err, '', 'no error from the client');
+
+MptcpUtils::lab_restore(1);
+$node->stop;
+done_testing();
