@@ -19,13 +19,15 @@
 #   mptcp      primary_conninfo host=198.18.1.1 mptcp=1: one MPTCP
 #              connection, 4 subflows (the lab's signal endpoints); the
 #              default timeouts
-#   mptcp_stale1, mptcp_stale2
-#              the same with net.mptcp.stale_loss_cnt = 1 (2) on both hosts
-#              (kernel default 4)
+#   mptcp_stale1, mptcp_stale2, mptcp_stale3
+#              the same with net.mptcp.stale_loss_cnt = 1 (2, 3) on both
+#              hosts (kernel default 4)
 #   mptcp_rtomax
 #              the same with net.ipv4.tcp_rto_max_ms = 1000 on both hosts
-#              (6.11+; default 120000): a subflow's retransmission timer
-#              backs off to 1 s at most
+#              (6.15+; default 120000): a subflow's retransmission timer
+#              backs off to 1 s at most.  A socket takes the value when it
+#              is created, and an accepted one from its listener: every run
+#              restarts the primary after setting the mode's sysctls
 #   mptcp_retries2
 #              the same with net.ipv4.tcp_retries2 = 5 on both hosts
 #              (default 15): a subflow without an ACK for about 12.6 s of
@@ -110,7 +112,7 @@ TUNED_CONNINFO="connect_timeout=2 keepalives=1 keepalives_idle=1 keepalives_inte
 set_mode() {
 	local mode=$1 conninfo
 	case $mode in
-	mptcp | mptcp_stale1 | mptcp_stale2 | mptcp_rtomax | mptcp_retries2 | mptcp_backup)
+	mptcp | mptcp_stale1 | mptcp_stale2 | mptcp_stale3 | mptcp_rtomax | mptcp_retries2 | mptcp_backup)
 		conninfo="host=198.18.1.1 port=$PGPORT_LAB mptcp=1" ;;
 	mptcp_keepalive)
 		conninfo="host=198.18.1.1 port=$PGPORT_LAB mptcp=1 keepalives=1 keepalives_idle=1 keepalives_interval=1 keepalives_count=2" ;;
@@ -126,6 +128,7 @@ set_mode() {
 	case $mode in
 	mptcp_stale1) stale=1 ;;
 	mptcp_stale2) stale=2 ;;
+	mptcp_stale3) stale=3 ;;
 	mptcp_rtomax) rto_max=1000 ;;
 	mptcp_retries2) retries2=5 ;;
 	esac
@@ -148,7 +151,9 @@ set_mode() {
 		EOF
 	fi
 	sql "ALTER SYSTEM SET synchronous_standby_names = 'bench_standby'"
-	sql "SELECT pg_reload_conf()" >/dev/null
+	# a restart, not a reload: the listen sockets take tcp_rto_max_ms now
+	server_stop
+	server_start on
 	echo "primary_conninfo = '$conninfo application_name=bench_standby'" >>"$STANDBY_DATA/stall_mode.conf"
 }
 

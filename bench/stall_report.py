@@ -39,12 +39,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-MODES = ["mptcp", "mptcp_stale1", "mptcp_stale2", "mptcp_rtomax", "mptcp_retries2",
+MODES = ["mptcp", "mptcp_stale1", "mptcp_stale2", "mptcp_stale3", "mptcp_rtomax", "mptcp_retries2",
          "mptcp_keepalive", "mptcp_backup", "tcp", "tcp_tuned"]
 LABELS = {
     "mptcp": "MPTCP, 4 subflows, kernel defaults",
     "mptcp_stale1": "MPTCP, net.mptcp.stale_loss_cnt = 1",
     "mptcp_stale2": "MPTCP, net.mptcp.stale_loss_cnt = 2",
+    "mptcp_stale3": "MPTCP, net.mptcp.stale_loss_cnt = 3",
     "mptcp_rtomax": "MPTCP, net.ipv4.tcp_rto_max_ms = 1000",
     "mptcp_retries2": "MPTCP, net.ipv4.tcp_retries2 = 5",
     "mptcp_keepalive": "MPTCP, keepalives 1 s / 1 s / 2",
@@ -52,7 +53,7 @@ LABELS = {
     "tcp": "TCP, host=a,b,c,d, default timeouts",
     "tcp_tuned": "TCP, host=a,b,c,d, tuned timeouts",
 }
-COLORS = {"mptcp": "#1f77b4", "mptcp_stale1": "#2ca02c", "mptcp_stale2": "#17becf",
+COLORS = {"mptcp": "#1f77b4", "mptcp_stale1": "#2ca02c", "mptcp_stale2": "#17becf", "mptcp_stale3": "#bcbd22",
           "mptcp_rtomax": "#9467bd", "mptcp_retries2": "#8c564b",
           "mptcp_keepalive": "#e377c2", "mptcp_backup": "#7f7f7f",
           "tcp": "#d62728", "tcp_tuned": "#ff7f0e"}
