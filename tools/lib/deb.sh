@@ -15,7 +15,7 @@ DEB_MIRROR=${DEB_MIRROR:-http://deb.debian.org/debian}
 # Our packages' version: the stock one plus "+mptcpN".  It sorts above the
 # stock version it was built from and below Debian's next upload (18.6-3 <
 # 18.6-3+mptcp1 < 18.6-4), so nothing of ours outranks a newer stock package;
-# "apt-mark hold" (README.md, "Installing the packages") keeps a later stock
+# "apt-mark hold" (DEVELOPERS.md, "The packages on a server") keeps a later stock
 # update from replacing ours silently.
 DEB_REVISION=${DEB_REVISION:-1}
 DEB_VERSION=$PG_DEBIAN_VERSION+mptcp$DEB_REVISION   # (use_debian_version sets it again)
@@ -340,7 +340,7 @@ print(cur.fetchone()[0])" "$wait_sql")" "true 2"
 	expect "the standby has the primary's data (checksum)" "$(standby_checksum "$sum2")" "$sum2"
 	expect "the standby's walreceiver is multipath" "$(psql_at 5433 -c "DO \$\$BEGIN FOR i IN 1..50 LOOP EXIT WHEN (SELECT subflows FROM pg_stat_mptcp JOIN pg_stat_wal_receiver USING (pid)) >= 2; PERFORM pg_sleep(0.2); END LOOP; END\$\$; SELECT mptcp || ' ' || subflows FROM pg_stat_mptcp JOIN pg_stat_wal_receiver USING (pid)")" "true 2"
 
-	echo "# 3. back to the stock packages (README.md: \"Going back\")"
+	echo "# 3. back to the stock packages (DEVELOPERS.md: \"Going back to the stock server\")"
 	psql_at 5432 -c "DROP EXTENSION mptcpinfo" || fail "DROP EXTENSION mptcpinfo"
 	in_root pg_conftool "$V" main remove listen_mptcp || fail "pg_conftool remove listen_mptcp"
 	local conninfo
