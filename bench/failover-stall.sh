@@ -47,6 +47,11 @@
 #              keepalives_idle=1 keepalives_interval=1 keepalives_count=2
 #              tcp_user_timeout=2000 (the primary's tcp_keepalives_* and
 #              tcp_user_timeout likewise)
+# BENCH_STALL_RESTART=0 keeps the primary running from run to run (a reload
+# only: tcp_rto_max_ms then does not reach its listen sockets) and
+# BENCH_STALL_WAIT_JOINS=0 starts pgbench without waiting for the 4
+# subflows: the conditions of the runs before 2026-11-25, which waited for
+# the joins only in the mptcp mode.
 # Every 0.5 s a run samples both hosts' MPTCP counters (MPTcpExt) and TCP
 # retransmissions, and every second the walsender's subflows
 # (pg_stat_mptcp_subflows) and `ss -tinM` on the primary: logs/, and the
@@ -152,8 +157,10 @@ set_mode() {
 	fi
 	sql "ALTER SYSTEM SET synchronous_standby_names = 'bench_standby'"
 	# a restart, not a reload: the listen sockets take tcp_rto_max_ms now
-	server_stop
-	server_start on
+	if [ "${BENCH_STALL_RESTART:-1}" = 1 ]; then
+		server_stop
+		server_start on
+	fi
 	echo "primary_conninfo = '$conninfo application_name=bench_standby'" >>"$STANDBY_DATA/stall_mode.conf"
 }
 
@@ -235,7 +242,7 @@ run_one() {
 	client env -u PGCONNECT_TIMEOUT pg_ctl -D "$STANDBY_DATA" -l "$WORK/standby.log" -w start >/dev/null
 	wpid=$(wait_sync)
 	subflows=1
-	if [ "${mode#mptcp}" != "$mode" ]; then
+	if [ "${mode#mptcp}" != "$mode" ] && [ "${BENCH_STALL_WAIT_JOINS:-1}" = 1 ]; then
 		# the subflows join after the connection is established: wait (bounded)
 		for _ in $(seq 100); do
 			subflows=$(sql "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $wpid")
@@ -256,6 +263,9 @@ run_one() {
 	sleep 3
 	after=$(path_total)
 	busiest=$(join <(echo "$before") <(echo "$after") | awk '{ d = $3 - $2; if (d > m) { m = d; p = $1 } } END { print p }')
+	# the subflows the connection has when its path dies
+	[ "${mode#mptcp}" != "$mode" ] &&
+		subflows=$(sql "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $wpid")
 	t_fail=$(now)
 	lab blackhole "$busiest"
 	say "  $mode round $round: $subflows subflow(s); path $busiest blackholed at $(elapsed "$t0") s"
