@@ -286,6 +286,7 @@ run_one() {
 	fi
 	wait "$pgpid" || rc=$?
 	wait "$sampler" || true
+	gzip -9f "$OUT/logs/ss.$mode.$round.txt"
 	# counters.csv: the time since the cut, and the values that changed
 	awk -F, -v f="$(awk -v a="$t_fail" -v b="$t0" 'BEGIN { printf "%.3f", a - b }')" '
 		{ key = $4 "," $5; if (!(key in base)) base[key] = $6

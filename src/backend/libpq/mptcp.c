@@ -79,6 +79,8 @@ report_refused_options(int family)
 #endif
 	};
 	StringInfoData refused;
+	bool		refused_user_timeout = false;
+	bool		refused_other = false;
 	pgsocket	fd;
 
 	fd = socket(family, SOCK_STREAM, IPPROTO_MPTCP);
@@ -93,8 +95,15 @@ report_refused_options(int family)
 		if (setsockopt(fd, opts[i].level, opts[i].optname,
 					   &opts[i].value, sizeof(opts[i].value)) < 0 &&
 			pg_mptcp_errno_option_refused(errno))
+		{
 			appendStringInfo(&refused, "%s%s",
 							 refused.len > 0 ? ", " : "", opts[i].name);
+			/* no kernel so far takes TCP_USER_TIMEOUT on an MPTCP socket */
+			if (strcmp(opts[i].name, "TCP_USER_TIMEOUT") == 0)
+				refused_user_timeout = true;
+			else
+				refused_other = true;
+		}
 	}
 	closesocket(fd);
 
@@ -103,7 +112,11 @@ report_refused_options(int family)
 				(errmsg("MPTCP connections will not use socket options %s",
 						refused.data),
 				 errdetail("The running kernel does not support these options on MPTCP sockets, so the corresponding settings have no effect on MPTCP connections.  Plain TCP connections are not affected."),
-				 errhint("Use a newer kernel to apply these settings to MPTCP connections.")));
+				 refused_other && refused_user_timeout ?
+				 errhint("Linux 6.10 and later apply these options to MPTCP connections, except TCP_USER_TIMEOUT, which no kernel applies to them.") :
+				 refused_other ?
+				 errhint("Linux 6.10 and later apply these options to MPTCP connections.") :
+				 errhint("No Linux kernel applies TCP_USER_TIMEOUT to MPTCP connections.")));
 	pfree(refused.data);
 }
 
