@@ -166,6 +166,10 @@ def report(outdir):
     out = Path(outdir)
     runs, comments = read_runs(out / "runs.csv")
     after, before = cut_maxima(out)
+    # a run at a load above the core count measured the CPU: flagged
+    cores = next((int(c.split(";")[-1].split()[0]) for c in comments
+                  if c.rstrip().endswith("cores") and ";" in c), None)
+    over = [r for r in runs if cores and float(r["load1"] or 0) > cores]
     for r in runs:
         key = (r["mode"], r["round"])
         # a run still stalled at its end: its whole maximum is the figure
@@ -200,6 +204,10 @@ def report(outdir):
                   f"{fmt(gap, cap, ' s', 2)} | {fmt(slow, [False] * len(rs))} | "
                   f"{fmt(rec, never, ' s', 1)} | {err} | "
                   f"{fmt(rst, [False] * len(rs))} |")
+    md += ["", (f"**{len(over)} run(s) at a load above the {cores} cores**"
+                f" (marked ⚠ below): they measured the CPU as much as the"
+                f" failover; discard them." if over else
+                f"Every run at a load at or below the {cores or '?'} cores.")]
     md += ["", "Every run:", "",
            "| mode | round | path cut | subflows at the cut | TPS before | longest commit"
            " after the cut (ms) | 5 s before (ms) | whole run (ms) | longest gap"
@@ -215,7 +223,7 @@ def report(outdir):
                   f"{r['recovery_s']} | {'yes' if r['capped'] == '1' else 'no'} |"
                   f" {r['commits']} | {r['failed_tx']} / {r['pgbench_errors']} | "
                   f"{r['walreceiver_restarts']} | {r['sender_host_after']} | "
-                  f"{r['load1']} |")
+                  f"{r['load1']}{' ⚠' if r in over else ''} |")
     md += ["", "![the slowest commit per 0.1 s around the failure](stall.svg)", "",
            "![commits per second around the failure](rate.svg)", "",
            "![the slowest commit beside the primary's counters, the worst round"
