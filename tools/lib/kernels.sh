@@ -37,9 +37,9 @@ else
 fi
 # mptcpinfo's views and the connection tests: what CI runs on 6.12
 # (what fits beside 17's check in check-all: the subflows view, the
-# start-up messages, the reports of server processes, the connection
-# tests and socket options)
-KERNEL_TESTS_CI="mptcpinfo/001_live mptcpinfo/004_startup mptcpinfo/008_reports mptcp/002_connect"
+# start-up messages, the reports of server processes, a stalled subflow
+# seen from SQL, the connection tests and socket options)
+KERNEL_TESTS_CI="mptcpinfo/001_live mptcpinfo/004_startup mptcpinfo/008_reports mptcpinfo/009_stalled mptcp/002_connect"
 
 kernel_names() { awk '!/^#/ && NF { print $1 }' "$KERNELS_CONF" | uniq; }
 
