@@ -340,7 +340,7 @@ print(cur.fetchone()[0])" "$wait_sql")" "true 2"
 	expect "the standby has the primary's data (checksum)" "$(standby_checksum "$sum2")" "$sum2"
 	expect "the standby's walreceiver is multipath" "$(psql_at 5433 -c "DO \$\$BEGIN FOR i IN 1..50 LOOP EXIT WHEN (SELECT subflows FROM pg_stat_mptcp JOIN pg_stat_wal_receiver USING (pid)) >= 2; PERFORM pg_sleep(0.2); END LOOP; END\$\$; SELECT mptcp || ' ' || subflows FROM pg_stat_mptcp JOIN pg_stat_wal_receiver USING (pid)")" "true 2"
 
-	echo "# 3. back to the stock packages (DEVELOPERS.md: \"Going back to the stock server\")"
+	echo "# 3. back to the stock packages (guide/going-back.md)"
 	psql_at 5432 -c "DROP EXTENSION mptcpinfo" || fail "DROP EXTENSION mptcpinfo"
 	in_root pg_conftool "$V" main remove listen_mptcp || fail "pg_conftool remove listen_mptcp"
 	local conninfo
