@@ -184,13 +184,21 @@ wait_sync() {
 	return 1
 }
 
+# counter_values SIDE: "SECTION NAME VALUE" lines of the MPTcpExt
+# (/proc/net/netstat) and Tcp (/proc/net/snmp) counters of the primary's
+# host (server) or the standby's (client)
+counter_values() {
+	{ if [ "$1" = server ]; then cat /proc/net/netstat /proc/net/snmp; else client cat /proc/net/netstat /proc/net/snmp; fi; } |
+		awk '/^(MPTcpExt|Tcp):/ { if (!($1 in h)) { h[$1] = $0; next } split(h[$1], n); for (i = 2; i <= NF; i++) print $1, n[i], $i }'
+}
+
 # The MPTcpExt counters that are not zero, of the primary's namespace and the
 # standby's: one line each, "server: NAME=VALUE ..." / "client: ..."
 mptcp_counters() {
 	local side
 	for side in server client; do
-		{ if [ $side = server ]; then cat /proc/net/netstat; else client cat /proc/net/netstat; fi; } |
-			awk -v s="$(date +%T.%N | cut -c1-12) $side:" '/^MPTcpExt:/ { if (!h) { split($0, n); h = 1; next } printf "%s", s; for (i = 2; i <= NF; i++) if ($i != 0) printf " %s=%s", n[i], $i; print "" }'
+		counter_values $side |
+			awk -v s="$(date +%T.%N | cut -c1-12) $side:" '$1 == "MPTcpExt:" { if (!p) { printf "%s", s; p = 1 } if ($3 != 0) printf " %s=%s", $2, $3 } END { if (p) print "" }'
 	done
 }
 
@@ -207,17 +215,11 @@ sample_run() {
 	: >"$subflows_log"
 	: >"$ss_log"
 	while [ "$(awk -v e="$end" -v n="$(now)" 'BEGIN { print (n < e) }')" = 1 ] && [ $k -lt 400 ]; do
-		local t side name value
+		local t side
 		t=$(elapsed "$t0")
 		for side in server client; do
-			{ if [ $side = server ]; then cat /proc/net/netstat /proc/net/snmp; else client cat /proc/net/netstat /proc/net/snmp; fi; } |
-				awk '/^(MPTcpExt|Tcp):/ { if (!(($1) in h)) { h[$1] = $0; next } split(h[$1], n); for (i = 2; i <= NF; i++) print n[i], $i }' |
-				while read -r name value; do
-					case $name in
-					MPTCPRetrans | SubflowStale | SubflowRecover | DuplicateData | RmSubflow | MPRstTx | MPRstRx | RetransSegs | OFOQueue | MPPrioTx | MPPrioRx)
-						echo "$mode,$round,$t,$side,$name,$value" ;;
-					esac
-				done
+			counter_values $side |
+				awk -v p="$mode,$round,$t,$side" '$2 ~ /^(MPTCPRetrans|SubflowStale|SubflowRecover|DuplicateData|RmSubflow|MPRstTx|MPRstRx|RetransSegs|OFOQueue|MPPrioTx|MPPrioRx)$/ { print p "," $2 "," $3 }'
 		done >>"$OUT/counters.raw"
 		if [ $((k % 2)) -eq 0 ]; then
 			{ echo "t=$t"; sql "SELECT local_addr, remote_addr, remote_port, backup, stalled, rto_timeouts, rto, unacked, total_retrans, extract(epoch FROM last_ack_recv) FROM pg_stat_mptcp_subflows WHERE pid = $wpid ORDER BY remote_addr" 2>&1 || true; } >>"$subflows_log"
