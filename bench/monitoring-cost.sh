@@ -12,7 +12,9 @@
 # BENCH_BIN_B=DIR: a second installation's bin directory of the same major
 # (another commit of mptcpinfo); every measurement then alternates the two,
 # labelled BENCH_LABEL_A and BENCH_LABEL_B, on the same data directory.
-# BENCH_CONNS (default "10 100 1000"), BENCH_ROUNDS (5), BENCH_QUERIES
+# BENCH_PATHS=2: the remote clients have two subflows each (the lab's
+# second path), whose ends only a dump or a report can tell the first
+# time.  BENCH_CONNS (default "10 100 1000"), BENCH_ROUNDS (5), BENCH_QUERIES
 # (20 a view and round), BENCH_TPS_SECONDS (20; BENCH_TPS=0: no
 # throughput runs).  Writes OUTDIR/views.csv,
 # OUTDIR/tps.csv and OUTDIR/summary.txt (medians over rounds, the spread,
@@ -48,7 +50,7 @@ for i in $(seq 1 60); do
 	[ "$i" = 1 ] && say "waiting for the load average ($(cut -d' ' -f1 /proc/loadavg)) to fall below $(($(nproc) / 2))"
 	sleep 5
 done
-lab_up 1 none >/dev/null
+lab_up "${BENCH_PATHS:-1}" none >/dev/null
 server_init
 cat >>"$PGDATA_LAB/postgresql.conf" <<EOF
 max_connections = $((max_conns + 50))

@@ -10,15 +10,24 @@
  * (Linux 5.19).  Neither needs privileges: the kernel answers for the
  * caller's network namespace.
  *
- * A dump of the TCP sockets gives each subflow's struct tcp_info, its
- * congestion control and, in its MPTCP ULP info, the token of the
- * connection it belongs to and its backup flags; but before Linux 6.15 the
- * ULP info only to CAP_NET_ADMIN, so without it no TCP socket is known to
- * be a subflow.  mptcp_report.c then asks the processes holding the
- * connections which TCP sockets are theirs, and the figures still come
- * from this dump (mptcp_diag_find_socket()).
+ A TCP socket's answer gives a subflow's struct tcp_info, its congestion
+ * control and, in its MPTCP ULP info, the token of the connection it
+ * belongs to and its backup flags; but before Linux 6.15 the ULP info only
+ * to CAP_NET_ADMIN.
  *
- * One call of mptcp_diag_read() uses one netlink socket for all its dumps.
+ * A dump of the TCP sockets walks the kernel's whole table of connections,
+ * however few it holds (2 ms for 262,144 buckets, which is what 24 GiB of
+ * memory gives): most of what the subflows view would cost.  But most
+ * connections have one subflow, their initial one, whose ends are the
+ * connection's own; mptcp_diag_lookup() asks for those sockets by their
+ * ends, which the kernel finds in its hash table at once.  Only
+ * connections with more subflows need the dump (mptcp_diag_read_subflows()),
+ * and then before Linux 6.15 no TCP socket is known to be a subflow:
+ * mptcp_report.c asks the processes holding those connections which TCP
+ * sockets are theirs, and those are looked up.
+ *
+ * One call of mptcp_diag_read() uses one netlink socket for all its dumps,
+ * and so do mptcp_diag_lookup() and mptcp_diag_read_subflows().
  *
  * Before Linux 5.9 the kernel ignores the protocol of the request and
  * answers with TCP sockets: their struct tcp_info is far longer than any
@@ -344,6 +353,105 @@ sock_diag_dump(int fd, MptcpDiag *res, int family, int protocol,
 	}
 	return ok;
 }
+
+/* how many lookups go in one datagram: their answers must fit the socket's receive buffer */
+#define LOOKUP_BATCH 16
+
+typedef struct LookupRequest
+{
+	struct nlmsghdr nlh;
+	struct inet_diag_req_v2 req;
+} LookupRequest;
+
+typedef struct Lookups
+{
+	MptcpDiag  *res;			/* where add_socket() puts the answers */
+	MptcpSubflow **found;
+	int			first;			/* index in found of the batch's first */
+} Lookups;
+
+static void
+lookup_answer(const struct nlmsghdr *nlh, int index, int error, void *arg)
+{
+	Lookups    *l = arg;
+	DiagDump	dump = {l->res, IPPROTO_TCP, false};
+	MptcpSubflow *s;
+
+	if (nlh == NULL)
+		return;					/* ENOENT: no such socket (any more) */
+	l->res->subflows = NIL;
+	add_socket(nlh, &dump);
+	if (l->res->subflows == NIL)
+		return;
+	s = linitial(l->res->subflows);
+	/* a socket closing, or its TIME_WAIT remains, is no subflow any more */
+	if ((TCP_STATES_SUBFLOWS & (1 << s->state)) != 0)
+		l->found[l->first + index] = s;
+}
+
+/* an address of ends in a sock_diag request's form, for its family */
+static void
+request_addr(const MptcpSockEnds *ends, const uint8 *mapped, __be32 *out)
+{
+	if (ends->family == AF_INET)
+		memcpy(out, mapped + 12, 4);
+	else
+		memcpy(out, mapped, 16);
+}
+
+void
+mptcp_diag_lookup(int n, const MptcpSockEnds *const *ends, MptcpSubflow **found)
+{
+	MptcpDiag	answers = {0};
+	LookupRequest *reqs;
+	int			fd;
+
+	memset(found, 0, sizeof(MptcpSubflow *) * n);
+	if (n == 0)
+		return;
+	fd = mptcp_netlink_open(NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return;
+	reqs = palloc(sizeof(LookupRequest) * LOOKUP_BATCH);
+	for (int first = 0; first < n; first += LOOKUP_BATCH)
+	{
+		int			nreqs = Min(n - first, LOOKUP_BATCH);
+		Lookups		l = {&answers, found, first};
+
+		StaticAssertStmt(sizeof(LookupRequest) ==
+						 NLMSG_ALIGN(NLMSG_LENGTH(sizeof(struct inet_diag_req_v2))),
+						 "lookup requests must be laid out as netlink aligns them");
+		memset(reqs, 0, sizeof(LookupRequest) * nreqs);
+		for (int i = 0; i < nreqs; i++)
+		{
+			const MptcpSockEnds *e = ends[first + i];
+			LookupRequest *r = &reqs[i];
+
+			r->nlh.nlmsg_len = NLMSG_LENGTH(sizeof(struct inet_diag_req_v2));
+			r->nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+			r->nlh.nlmsg_flags = NLM_F_REQUEST;
+			r->req.sdiag_family = e->family;
+			r->req.sdiag_protocol = IPPROTO_TCP;
+			r->req.idiag_states = TCP_STATES_SUBFLOWS;
+			r->req.idiag_ext = (1 << (INET_DIAG_INFO - 1)) |
+				(1 << (INET_DIAG_CONG - 1));
+			r->req.id.idiag_sport = htons(e->local_port);
+			r->req.id.idiag_dport = htons(e->remote_port);
+			request_addr(e, e->local, r->req.id.idiag_src);
+			request_addr(e, e->remote, r->req.id.idiag_dst);
+			r->req.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+			r->req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+		}
+		if (!mptcp_netlink_batch(fd, (char *) reqs, nreqs, lookup_answer, &l))
+		{
+			/* what was not found is read by the dump instead; say why at DEBUG1 */
+			elog(DEBUG1, "could not look up TCP sockets: %m");
+			break;
+		}
+	}
+	close(fd);
+	pfree(reqs);
+}
 #endif							/* USE_MPTCP */
 
 MptcpDiag *
@@ -376,11 +484,6 @@ mptcp_diag_read(int what)
 						(errmsg("could not read MPTCP socket diagnostics: %m")));
 			res->conns_read = false;
 		}
-		if ((what & MPTCP_DIAG_SUBFLOWS) &&
-			!sock_diag_dump(fd, res, families[i], IPPROTO_TCP, TCP_STATES_SUBFLOWS) &&
-			errno != EAFNOSUPPORT)
-			ereport(WARNING,
-					(errmsg("could not read TCP socket diagnostics: %m")));
 		if (res->listeners_read &&
 			!sock_diag_dump(fd, res, families[i], IPPROTO_MPTCP, TCP_STATES_LISTEN) &&
 			errno != EAFNOSUPPORT)
@@ -392,6 +495,29 @@ mptcp_diag_read(int what)
 	close(fd);
 #endif
 	return res;
+}
+
+void
+mptcp_diag_read_subflows(MptcpDiag *diag)
+{
+#ifdef USE_MPTCP
+	static const int families[] = {AF_INET, AF_INET6};
+	int			fd;
+
+	fd = mptcp_netlink_open(NETLINK_SOCK_DIAG);
+	if (fd < 0)
+	{
+		ereport(WARNING,
+				(errmsg("could not open a socket diagnostics socket: %m")));
+		return;
+	}
+	for (int i = 0; i < lengthof(families); i++)
+		if (!sock_diag_dump(fd, diag, families[i], IPPROTO_TCP, TCP_STATES_SUBFLOWS) &&
+			errno != EAFNOSUPPORT)
+			ereport(WARNING,
+					(errmsg("could not read TCP socket diagnostics: %m")));
+	close(fd);
+#endif
 }
 
 bool
@@ -424,19 +550,13 @@ mptcp_ends_key(const MptcpSockEnds *ends, bool swapped, MptcpEndsKey *key)
 	key->remote_port = swapped ? ends->local_port : ends->remote_port;
 }
 
-typedef struct EndsEntry
-{
-	MptcpEndsKey key;
-	MptcpSubflow *subflow;
-} EndsEntry;
-
 typedef struct TokenEntry
 {
 	uint32		token;
 	List	   *subflows;
 } TokenEntry;
 
-/* index the TCP sockets of diag by their ends and by token, once */
+/* index the subflows of diag by token, once */
 static void
 index_subflows(MptcpDiag *diag)
 {
@@ -444,27 +564,18 @@ index_subflows(MptcpDiag *diag)
 	long		n = Max(list_length(diag->subflows), 16);
 	ListCell   *lc;
 
-	if (diag->by_ends != NULL)
+	if (diag->by_token != NULL)
 		return;
-	ctl.keysize = sizeof(MptcpEndsKey);
-	ctl.entrysize = sizeof(EndsEntry);
-	ctl.hcxt = CurrentMemoryContext;
-	diag->by_ends = hash_create("mptcpinfo sockets", n, &ctl,
-								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	ctl.keysize = sizeof(uint32);
 	ctl.entrysize = sizeof(TokenEntry);
+	ctl.hcxt = CurrentMemoryContext;
 	diag->by_token = hash_create("mptcpinfo subflows", n, &ctl,
 								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	foreach(lc, diag->subflows)
 	{
 		MptcpSubflow *s = lfirst(lc);
-		MptcpEndsKey key;
-		EndsEntry  *e;
 		bool		found;
 
-		mptcp_ends_key(&s->ends, false, &key);
-		e = hash_search(diag->by_ends, &key, HASH_ENTER, &found);
-		e->subflow = s;
 		if (s->token != 0)
 		{
 			TokenEntry *t = hash_search(diag->by_token, &s->token,
@@ -485,16 +596,4 @@ mptcp_diag_token_subflows(MptcpDiag *diag, uint32 token)
 	index_subflows(diag);
 	t = hash_search(diag->by_token, &token, HASH_FIND, NULL);
 	return t ? t->subflows : NIL;
-}
-
-MptcpSubflow *
-mptcp_diag_find_socket(MptcpDiag *diag, const MptcpSockEnds *ends)
-{
-	MptcpEndsKey key;
-	EndsEntry  *e;
-
-	index_subflows(diag);
-	mptcp_ends_key(ends, false, &key);
-	e = hash_search(diag->by_ends, &key, HASH_FIND, NULL);
-	return e ? e->subflow : NULL;
 }

@@ -171,14 +171,12 @@ typedef struct MptcpDiag
 	List	   *listeners;		/* MptcpListener * */
 	bool		conns_read;		/* the kernel answered for connections */
 	bool		listeners_read; /* ... and for MPTCP listeners */
-	struct HTAB *by_ends;		/* subflows by their ends, built on demand */
 	struct HTAB *by_token;		/* subflows known to be subflows, by token */
 } MptcpDiag;
 
 /* what mptcp_diag_read() is to read */
 #define MPTCP_DIAG_CONNS		0x1
-#define MPTCP_DIAG_SUBFLOWS		0x2
-#define MPTCP_DIAG_LISTENERS	0x4
+#define MPTCP_DIAG_LISTENERS	0x2
 
 /*
  * The sockets of the server's network namespace that "what" asks for.  A
@@ -186,6 +184,21 @@ typedef struct MptcpDiag
  * answer gets a WARNING (for connections and subflows) and gives nothing.
  */
 extern MptcpDiag *mptcp_diag_read(int what);
+
+/*
+ * Add the TCP sockets of the namespace to diag (its subflows), from a dump:
+ * all of them, to find subflows by token or by their ends below.  A kernel
+ * that cannot answer gets a WARNING.
+ */
+extern void mptcp_diag_read_subflows(MptcpDiag *diag);
+
+/*
+ * The TCP sockets with exactly these ends, each asked for by its ends
+ * instead of a dump: found[i] is that of ends[i], or NULL if there is none
+ * (or it is closing), or the kernel could not answer.
+ */
+extern void mptcp_diag_lookup(int n, const MptcpSockEnds *const *ends,
+							  MptcpSubflow **found);
 
 /*
  * Does an MPTCP socket of "listeners" (read with MPTCP_DIAG_LISTENERS)
@@ -203,15 +216,11 @@ extern bool mptcp_diag_listeners_known(const MptcpDiag *listeners,
 									   bool server_listens_mptcp, int port);
 
 /*
- * The TCP sockets of "diag" (read with MPTCP_DIAG_SUBFLOWS) that the kernel
+ * The TCP sockets of "diag" (read with mptcp_diag_read_subflows()) that the kernel
  * showed us as subflows of the connection with this token, as a List of
  * MptcpSubflow *; NIL if none.
  */
 extern List *mptcp_diag_token_subflows(MptcpDiag *diag, uint32 token);
-
-/* the TCP socket of "diag" with exactly these ends, or NULL */
-extern MptcpSubflow *mptcp_diag_find_socket(MptcpDiag *diag,
-											const MptcpSockEnds *ends);
 
 /*
  * A hash key of a socket's ends.  Mapped addresses keep IPv4 and IPv6

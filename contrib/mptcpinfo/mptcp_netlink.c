@@ -4,13 +4,15 @@
  *	  One netlink request and its answers, for sock_diag and generic
  *	  netlink alike.
  *
- * Both kernel sources of this module that speak netlink, the socket
- * diagnostics (mptcp_diag.c) and the path manager's generic netlink family
- * (mptcp_pm.c), send one request and read answers until the kernel says it
- * is done.  The loop is here, once: bounded in time (the socket's receive
- * timeout) and in the number of answers, cancellable, and it never leaves
- * the socket open behind an ERROR.  It reads only what the kernel sent, and
- * whole datagrams: anything else fails the request.
+ * The kernel sources of this module that speak netlink, the socket
+ * diagnostics (mptcp_diag.c), routes (mptcp_route.c) and the path manager's
+ * generic netlink family (mptcp_pm.c), send one request and read answers
+ * until the kernel says it is done, or (mptcp_diag.c's lookups of single
+ * sockets) several requests of one answer each.  The loops are here, once:
+ * bounded in time (the socket's receive timeout) and in the number of
+ * answers, cancellable, and they never leave the socket open behind an
+ * ERROR.  They read only what the kernel sent, and whole datagrams:
+ * anything else fails the request.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -48,19 +50,67 @@ mptcp_netlink_open(int protocol)
 	return fd;
 }
 
+/* sequence numbers of this process's requests, on whatever socket */
+static uint32 netlink_seq = 0;
+
+/*
+ * Receive one datagram from the kernel into buf (NETLINK_BUFSIZE bytes):
+ * its length, or -1 with errno set if the kernel does not answer in time
+ * (EAGAIN) or sent more than fits (EMSGSIZE).
+ */
+static ssize_t
+recv_from_kernel(int fd, char *buf)
+{
+	for (;;)
+	{
+		struct sockaddr_nl from;
+		struct iovec iov;
+		struct msghdr msg;
+		ssize_t		len;
+
+		CHECK_FOR_INTERRUPTS();
+
+		iov.iov_base = buf;
+		iov.iov_len = NETLINK_BUFSIZE;
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_name = &from;
+		msg.msg_namelen = sizeof(from);
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		len = recvmsg(fd, &msg, 0);
+		/* a signal (e.g. a report request) is no reason to give up */
+		if (len < 0 && errno == EINTR)
+			continue;
+		if (len == 0)
+			errno = EPROTO;
+		if (len <= 0)
+			return -1;
+		/* only the kernel answers; ignore what another process sends */
+		if (msg.msg_namelen < sizeof(from) ||
+			from.nl_family != AF_NETLINK || from.nl_pid != 0)
+			continue;
+		/* a datagram larger than the buffer lost its end */
+		if (msg.msg_flags & MSG_TRUNC)
+		{
+			errno = EMSGSIZE;
+			return -1;
+		}
+		return len;
+	}
+}
+
 bool
 mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 					  void *arg, int max_answers)
 {
 	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-	static uint32 seq = 0;
 	bool		dump = (req->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
 	char	   *buf = NULL;
 	bool		done = false;
 	bool		ok = true;
 	int			answers = 0;
 
-	req->nlmsg_seq = ++seq;
+	req->nlmsg_seq = ++netlink_seq;
 	if (sendto(fd, req, req->nlmsg_len, 0,
 			   (struct sockaddr *) &kernel, sizeof(kernel)) < 0)
 		return false;
@@ -70,41 +120,11 @@ mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 		buf = palloc(NETLINK_BUFSIZE);
 		while (!done && ok)
 		{
-			struct sockaddr_nl from;
-			struct iovec iov;
-			struct msghdr msg;
-			ssize_t		len;
+			ssize_t		len = recv_from_kernel(fd, buf);
 			struct nlmsghdr *nlh;
 
-			CHECK_FOR_INTERRUPTS();
-
-			iov.iov_base = buf;
-			iov.iov_len = NETLINK_BUFSIZE;
-			memset(&msg, 0, sizeof(msg));
-			msg.msg_name = &from;
-			msg.msg_namelen = sizeof(from);
-			msg.msg_iov = &iov;
-			msg.msg_iovlen = 1;
-			len = recvmsg(fd, &msg, 0);
-			/* a signal (e.g. a report request) is no reason to give up */
-			if (len < 0 && errno == EINTR)
-				continue;
-			if (len <= 0)
+			if (len < 0)
 			{
-				/* (a timeout sets EAGAIN) */
-				if (len == 0)
-					errno = EPROTO;
-				ok = false;
-				break;
-			}
-			/* only the kernel answers; ignore what another process sends */
-			if (msg.msg_namelen < sizeof(from) ||
-				from.nl_family != AF_NETLINK || from.nl_pid != 0)
-				continue;
-			/* a datagram larger than the buffer lost its end */
-			if (msg.msg_flags & MSG_TRUNC)
-			{
-				errno = EMSGSIZE;
 				ok = false;
 				break;
 			}
@@ -155,6 +175,79 @@ mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 					done = true;
 					break;
 				}
+			}
+		}
+	}
+	PG_CATCH();
+	{
+		close(fd);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	pfree(buf);
+	return ok;
+}
+
+bool
+mptcp_netlink_batch(int fd, char *reqs, int nreqs, NetlinkBatchCallback cb,
+					void *arg)
+{
+	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+	uint32		first_seq = netlink_seq + 1;
+	size_t		total = 0;
+	char	   *buf = NULL;
+	int			answered = 0;
+	bool		ok = true;
+
+	Assert(nreqs > 0);
+	for (int i = 0; i < nreqs; i++)
+	{
+		struct nlmsghdr *req = (struct nlmsghdr *) (reqs + total);
+
+		Assert(!(req->nlmsg_flags & (NLM_F_DUMP | NLM_F_ACK)));
+		req->nlmsg_seq = ++netlink_seq;
+		total += NLMSG_ALIGN(req->nlmsg_len);
+	}
+	if (sendto(fd, reqs, total, 0,
+			   (struct sockaddr *) &kernel, sizeof(kernel)) < 0)
+		return false;
+
+	PG_TRY();
+	{
+		buf = palloc(NETLINK_BUFSIZE);
+		while (answered < nreqs && ok)
+		{
+			ssize_t		len = recv_from_kernel(fd, buf);
+			struct nlmsghdr *nlh;
+
+			if (len < 0)
+			{
+				ok = false;
+				break;
+			}
+			for (nlh = (struct nlmsghdr *) buf; NLMSG_OK(nlh, len);
+				 nlh = NLMSG_NEXT(nlh, len))
+			{
+				uint32		index = nlh->nlmsg_seq - first_seq;
+
+				/* (unsigned: a sequence number below first_seq is large) */
+				if (index >= (uint32) nreqs)
+					continue;
+				answered++;
+				if (nlh->nlmsg_type == NLMSG_ERROR)
+				{
+					const struct nlmsgerr *err = NLMSG_DATA(nlh);
+
+					if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(err->error)))
+					{
+						errno = EPROTO;
+						ok = false;
+						break;
+					}
+					cb(NULL, index, -err->error, arg);
+				}
+				else if (nlh->nlmsg_type != NLMSG_DONE)
+					cb(nlh, index, 0, arg);
 			}
 		}
 	}

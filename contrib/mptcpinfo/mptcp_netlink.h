@@ -41,6 +41,22 @@ extern bool mptcp_netlink_request(int fd, struct nlmsghdr *req,
 								  NetlinkCallback cb, void *arg,
 								  int max_answers);
 
+/* called for the answer of each request of a batch, by its index */
+typedef void (*NetlinkBatchCallback) (const struct nlmsghdr *nlh, int index,
+									  int error, void *arg);
+
+/*
+ * Send nreqs requests that each get one answer (not dumps, no
+ * acknowledgements), laid out one after the other in reqs (each at
+ * NLMSG_ALIGN of the previous one's nlmsg_len; their sequence numbers are
+ * set here), in one datagram, and pass each answer to cb: nlh the answer
+ * and error 0, or nlh NULL and the kernel's errno (ENOENT: no such object)
+ * when it refused that request.  Returns false with errno set if the kernel
+ * did not answer them all.  Closes fd behind an ERROR, as above.
+ */
+extern bool mptcp_netlink_batch(int fd, char *reqs, int nreqs,
+								NetlinkBatchCallback cb, void *arg);
+
 /*
  * String attributes: the payload of len bytes need not be NUL-terminated.
  * mptcp_netlink_strlcpy copies it into dst (of dstsize bytes, truncating,

@@ -350,11 +350,11 @@ emit_dumped_subflow(ReturnSetInfo *rsinfo, int pid, uint32 token,
 
 /*
  * A connection's subflows, as its process reported them: which TCP sockets
- * they are.  Their figures come from the dump; one that came after it has
- * its ends only.
+ * they are.  Their figures come from looking those up (figures[k] for
+ * subflow k of the report); one that closed since has its ends only.
  */
 static void
-emit_reported_subflows(MptcpRow *row, MptcpReport *rep, MptcpDiag *diag,
+emit_reported_subflows(MptcpRow *row, MptcpReport *rep, MptcpSubflow **figures,
 					   ReturnSetInfo *rsinfo, Unreadable *u)
 {
 	MptcpConn  *c = row->conn;
@@ -368,7 +368,7 @@ emit_reported_subflows(MptcpRow *row, MptcpReport *rep, MptcpDiag *diag,
 
 		if (r->inode != c->inode)
 			continue;
-		s = mptcp_diag_find_socket(diag, &r->ends);
+		s = figures[k];
 		if (s != NULL)
 			emit_dumped_subflow(rsinfo, pid, c->info.token, s);
 		else
@@ -481,8 +481,112 @@ pg_stat_get_mptcp_1_2(PG_FUNCTION_ARGS)
 }
 
 /*
- * pg_stat_mptcp_subflows, likewise: the subflows the dump shows, and for
- * the connections it could not describe, what their processes report.
+ * The TCP sockets of the subflows that processes reported, looked up by
+ * their ends: figures[offsets[r] + k] for subflow k of reports[r].
+ */
+static MptcpSubflow **
+look_up_reported(int nreports, MptcpReport **reports, int *offsets)
+{
+	const MptcpSockEnds **ends;
+	MptcpSubflow **figures;
+	int			n = 0;
+
+	for (int r = 0; r < nreports; r++)
+		n += reports[r]->nsubflows;
+	ends = palloc(sizeof(MptcpSockEnds *) * (n + 1));
+	figures = palloc(sizeof(MptcpSubflow *) * (n + 1));
+	n = 0;
+	for (int r = 0; r < nreports; r++)
+	{
+		offsets[r] = n;
+		for (int k = 0; k < reports[r]->nsubflows; k++)
+			ends[n++] = &reports[r]->subflows[k].ends;
+	}
+	mptcp_diag_lookup(n, ends, figures);
+	return figures;
+}
+
+/*
+ * The subflows' ends of each multipath connection this session last found,
+ * by token: the next query looks them up instead of reading them again
+ * from a dump or a report, as long as the connection has as many subflows.
+ * An exporter's session, which queries every few seconds, thus reads the
+ * dump or asks a process only when a subflow came or went.
+ */
+typedef struct KnownSubflows
+{
+	uint32		token;
+	uint64		inode;			/* of the connection's socket */
+	int			n;
+	MptcpSockEnds ends[MPTCP_REPORT_MAX_SUBFLOWS];
+} KnownSubflows;
+
+static HTAB *known_subflows = NULL;
+
+/* in cxt, or in a context of its own under TopMemoryContext if NULL */
+static HTAB *
+new_known_subflows(MemoryContext cxt)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(uint32);
+	ctl.entrysize = sizeof(KnownSubflows);
+	ctl.hcxt = cxt;
+	return hash_create("mptcpinfo known subflows", 64, &ctl,
+					   HASH_ELEM | HASH_BLOBS | (cxt ? HASH_CONTEXT : 0));
+}
+
+/* keep what this query found for the next one (and nothing older) */
+static void
+keep_known_subflows(HTAB *found)
+{
+	HASH_SEQ_STATUS seq;
+	KnownSubflows *k;
+
+	if (known_subflows != NULL)
+		hash_destroy(known_subflows);
+	known_subflows = new_known_subflows(NULL);
+	hash_seq_init(&seq, found);
+	while ((k = hash_seq_search(&seq)) != NULL)
+		*(KnownSubflows *) hash_search(known_subflows, &k->token,
+									   HASH_ENTER, NULL) = *k;
+}
+
+static void
+remember_subflows(HTAB *known, MptcpConn *c, int n, MptcpSockEnds **ends)
+{
+	KnownSubflows *k;
+
+	if (n == 0 || n > MPTCP_REPORT_MAX_SUBFLOWS)
+		return;
+	k = hash_search(known, &c->info.token, HASH_ENTER, NULL);
+	k->inode = c->inode;
+	k->n = n;
+	for (int i = 0; i < n; i++)
+		k->ends[i] = *ends[i];
+}
+
+/*
+ * How many subflows the connection has, from its struct mptcp_info: its
+ * extra ones and, unless its ends tell otherwise below, the initial one.
+ * 0 if the kernel does not say.
+ */
+static int
+expected_subflows(MptcpConn *c)
+{
+	if (!HAS_FIELD(MptcpInfo, subflows, c->info_len))
+		return 0;
+	return c->info.subflows + 1;
+}
+
+/*
+ * pg_stat_mptcp_subflows, likewise.  Each connection's subflows are looked
+ * up by their ends, one request each: a connection with one subflow has
+ * the connection's own ends, and this session may know the others' from
+ * an earlier query.  Where that does not find as many subflows as the
+ * connection has, they come from a dump of the TCP sockets if it describes
+ * them (Linux 6.15, or privileges); else their processes report which TCP
+ * sockets are theirs, and those are looked up.
  */
 static Datum
 stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
@@ -492,14 +596,28 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 	MptcpDiag  *diag;
 	List	   *rows;
 	ListCell   *lc;
+	int			nrows;
+	bool		auto_source = (subflow_source == SUBFLOW_SOURCE_AUTO);
+	bool		dump_describes = auto_source;
+	HTAB	   *known;
+	const MptcpSockEnds **ends;
+	MptcpSubflow **found;
+	int		   *first;			/* per row: its first lookup, or -1 */
+	int			nlookups = 0;
+	int			nlooked_up = 0;
+	int			ndumped = 0;
+	int			nundescribed = 0;
+	bool	   *looked_up;
+	bool		need_dump = false;
+	bool	   *dumped;
 	int		   *pids;
 	bool	   *outgoing;
-	bool	   *dumped;
 	int			npids = 0;
-	int			nundescribed = 0;
 	int			r = 0;
 	MptcpReport **reports;
 	MptcpReportStats stats;
+	MptcpSubflow **figures;
+	int		   *offsets;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (rsinfo->setDesc->natts != ncols)
@@ -507,58 +625,162 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 	if (!MPTCP_IN_BUILD)
 		return (Datum) 0;
 
-	diag = mptcp_diag_read(MPTCP_DIAG_CONNS | MPTCP_DIAG_SUBFLOWS);
+	diag = mptcp_diag_read(MPTCP_DIAG_CONNS);
 	rows = mptcp_match_rows(diag, all_outgoing);
+	nrows = list_length(rows) + 1;
+	known = new_known_subflows(CurrentMemoryContext);
 
-	/* the processes to ask: those of connections the dump did not describe */
-	pids = palloc(sizeof(int) * (list_length(rows) + 1));
-	outgoing = palloc0(sizeof(bool) * (list_length(rows) + 1));
-	dumped = palloc0(sizeof(bool) * (list_length(rows) + 1));
+	/* what to look up: each connection's one subflow, or those known */
+	first = palloc(sizeof(int) * nrows);
+	looked_up = palloc0(sizeof(bool) * nrows);
+	ends = palloc(sizeof(MptcpSockEnds *) * nrows * MPTCP_REPORT_MAX_SUBFLOWS);
+	foreach(lc, rows)
+	{
+		MptcpRow   *row = lfirst(lc);
+		int			k = foreach_current_index(lc);
+		int			expected;
+		KnownSubflows *ks;
+
+		first[k] = -1;
+		if (!shows_subflows(row) || !auto_source)
+			continue;
+		expected = expected_subflows(row->conn);
+		ks = known_subflows == NULL ? NULL :
+			hash_search(known_subflows, &row->conn->info.token, HASH_FIND, NULL);
+		if (ks != NULL && ks->inode == row->conn->inode && ks->n == expected)
+		{
+			first[k] = nlookups;
+			for (int i = 0; i < ks->n; i++)
+				ends[nlookups++] = &ks->ends[i];
+		}
+		else if (expected == 1)
+		{
+			first[k] = nlookups;
+			ends[nlookups++] = &row->conn->ends;
+		}
+	}
+	found = palloc(sizeof(MptcpSubflow *) * (nlookups + 1));
+	mptcp_diag_lookup(nlookups, ends, found);
+
+	/* a connection is described if all its subflows were found */
+	foreach(lc, rows)
+	{
+		MptcpRow   *row = lfirst(lc);
+		int			k = foreach_current_index(lc);
+		int			n;
+		bool		all = true;
+
+		if (first[k] < 0)
+			continue;
+		n = expected_subflows(row->conn);
+		for (int i = first[k]; i < first[k] + n && all; i++)
+		{
+			MptcpSubflow *s = found[i];
+
+			/*
+			 * The ULP info, where shown, says whose subflow it is; where the
+			 * kernel hides it, it hides it in a dump too.
+			 */
+			if (s != NULL && !s->flags_known)
+				dump_describes = false;
+			all = s != NULL && (!s->flags_known ||
+								s->token == row->conn->info.token);
+		}
+		looked_up[k] = all;
+		if (all)
+			nlooked_up++;
+	}
+
+	/* the others: from the dump if it can describe them */
+	foreach(lc, rows)
+	{
+		if (shows_subflows(lfirst(lc)) && !looked_up[foreach_current_index(lc)])
+			need_dump = dump_describes;
+	}
+	if (need_dump)
+		mptcp_diag_read_subflows(diag);
+
+	/* the processes to ask: those of connections the kernel did not describe */
+	pids = palloc(sizeof(int) * nrows);
+	outgoing = palloc0(sizeof(bool) * nrows);
+	dumped = palloc0(sizeof(bool) * nrows);
 	foreach(lc, rows)
 	{
 		MptcpRow   *row = lfirst(lc);
 		int			pid = row->beentry->st_procpid;
 		int			k = foreach_current_index(lc);
 
-		if (!shows_subflows(row))
+		if (!shows_subflows(row) || looked_up[k])
 			continue;
-		dumped[k] = subflow_source == SUBFLOW_SOURCE_AUTO &&
+		dumped[k] = need_dump &&
 			mptcp_diag_token_subflows(diag, row->conn->info.token) != NIL;
 		if (dumped[k])
+		{
+			ndumped++;
 			continue;
+		}
 		nundescribed++;
 		if (npids == 0 || pids[npids - 1] != pid)
 			pids[npids++] = pid;
 		outgoing[npids - 1] |= row->outgoing;
 	}
 	reports = mptcp_report_collect(npids, pids, outgoing, &stats);
+	offsets = palloc(sizeof(int) * (npids + 1));
+	figures = look_up_reported(npids, reports, offsets);
 	ereport(DEBUG1,
-			(errmsg_internal("mptcpinfo: %d MPTCP connections not described by the dump; %d server processes asked, %d recent reports reused, %d requests of other queries awaited, %d processes gone",
-							 nundescribed, stats.asked, stats.reused,
-							 stats.joined, stats.gone)));
+			(errmsg_internal("mptcpinfo: %d MPTCP connections looked up by their ends, %d read from a dump, %d not described by the kernel; %d server processes asked, %d recent reports reused, %d requests of other queries awaited, %d processes gone",
+							 nlooked_up, ndumped, nundescribed,
+							 stats.asked, stats.reused, stats.joined,
+							 stats.gone)));
 
 	/* (rows of a process are adjacent: pids[] follows them) */
 	foreach(lc, rows)
 	{
 		MptcpRow   *row = lfirst(lc);
+		int			k = foreach_current_index(lc);
+		int			pid = row->beentry->st_procpid;
+		MptcpConn  *c = row->conn;
+		MptcpSockEnds *seen[MPTCP_REPORT_MAX_SUBFLOWS];
+		int			nseen = 0;
 
 		if (!shows_subflows(row))
 			continue;
-		if (dumped[foreach_current_index(lc)])
+		if (looked_up[k] || dumped[k])
 		{
+			List	   *subflows = NIL;
 			ListCell   *sc;
-			uint32		token = row->conn->info.token;
 
-			foreach(sc, mptcp_diag_token_subflows(diag, token))
-				emit_dumped_subflow(rsinfo, row->beentry->st_procpid, token,
-									lfirst(sc));
+			if (looked_up[k])
+				for (int i = 0; i < expected_subflows(c); i++)
+					subflows = lappend(subflows, found[first[k] + i]);
+			else
+				subflows = mptcp_diag_token_subflows(diag, c->info.token);
+			foreach(sc, subflows)
+			{
+				MptcpSubflow *s = lfirst(sc);
+
+				emit_dumped_subflow(rsinfo, pid, c->info.token, s);
+				if (nseen < MPTCP_REPORT_MAX_SUBFLOWS)
+					seen[nseen++] = &s->ends;
+			}
+			/* (a subflow in TIME_WAIT is not one: the count must match) */
+			if (nseen == expected_subflows(c))
+				remember_subflows(known, c, nseen, seen);
 			continue;
 		}
-		while (r < npids && pids[r] != row->beentry->st_procpid)
+		while (r < npids && pids[r] != pid)
 			r++;
 		Assert(r < npids);
-		emit_reported_subflows(row, reports[r], diag, rsinfo, &u);
+		emit_reported_subflows(row, reports[r], figures + offsets[r],
+							   rsinfo, &u);
+		for (int i = 0; i < reports[r]->nsubflows; i++)
+			if (reports[r]->subflows[i].inode == c->inode &&
+				figures[offsets[r] + i] != NULL)
+				seen[nseen++] = &reports[r]->subflows[i].ends;
+		if (auto_source && nseen == expected_subflows(c))
+			remember_subflows(known, c, nseen, seen);
 	}
+	keep_known_subflows(known);
 	report_unreadable(&u);
 	return (Datum) 0;
 }

@@ -3,15 +3,15 @@
 
 # How pg_stat_mptcp_subflows gets its rows, with mptcpinfo preloaded.
 #
-# Where the kernel's diag dump describes the subflows (Linux 6.15 on), no
-# server process is asked.  mptcpinfo.subflow_source = processes makes the
-# view ask the processes instead, as it must on older kernels; then the
-# rows must be the same, a second query within a second reuses the reports,
-# an asker that is itself signalled or asked still gets every row, a
-# stopped process costs one NOTICE, a process that exits while it is
-# asked does not make the asker wait for it, and an exporter's loop beside
-# pgbench sees every client.  The DEBUG1 line of each query says what it
-# did.
+# A connection with one subflow has it looked up by the connection's ends,
+# on every kernel: no server process is asked.  mptcpinfo.subflow_source =
+# processes makes the view ask the processes instead, as it must on older
+# kernels for connections with more subflows; then the rows must be the
+# same, a second query within a second reuses the reports, an asker that
+# is itself signalled or asked still gets every row, a stopped process
+# costs one NOTICE, a process that exits while it is asked does not make
+# the asker wait for it, and an exporter's loop beside pgbench sees every
+# client.  The DEBUG1 line of each query says what it did.
 #
 # Runs only with PG_TEST_EXTRA=mptcp, in a private network namespace (only
 # its loopback is used).
@@ -24,7 +24,6 @@ use MptcpUtils;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use POSIX ();
 use Time::HiRes ();
 
 BEGIN { MptcpUtils::enter_private_netns(); }
@@ -88,15 +87,17 @@ sub query_subflows
 	  or diag $stderr;
 	my %debug;
 	if ($stderr =~
-		/mptcpinfo: (\d+) MPTCP connections not described by the dump; (\d+) server processes asked, (\d+) recent reports reused, (\d+) requests of other queries awaited, (\d+) processes gone/
+		/mptcpinfo: (\d+) MPTCP connections looked up by their ends, (\d+) read from a dump, (\d+) not described by the kernel; (\d+) server processes asked, (\d+) recent reports reused, (\d+) requests of other queries awaited, (\d+) processes gone/
 	  )
 	{
 		%debug = (
-			undescribed => $1,
-			asked => $2,
-			reused => $3,
-			joined => $4,
-			gone => $5);
+			looked_up => $1,
+			dumped => $2,
+			undescribed => $3,
+			asked => $4,
+			reused => $5,
+			joined => $6,
+			gone => $7);
 	}
 	else
 	{
@@ -122,32 +123,23 @@ sub check_rows
 	return;
 }
 
-# 1. auto: the dump describes the subflows from Linux 6.15 on, and then no
-# process is asked.
-my ($major, $minor) = (POSIX::uname())[2] =~ /^(\d+)\.(\d+)/;
-my $dump_has_subflows = $major > 6 || ($major == 6 && $minor >= 15);
+# 1. auto: a connection with one subflow has it looked up by the
+# connection's ends, on every kernel, and then no process is asked and no
+# TCP socket dumped.
 my ($auto_rows, $auto) = query_subflows('auto');
 check_rows($auto_rows, 'auto');
-if ($dump_has_subflows)
-{
-	is($auto->{undescribed}, 0,
-		'auto: the dump describes every connection');
-	is($auto->{asked} + $auto->{reused} + $auto->{joined},
-		0, 'auto: no server process is asked');
-}
-else
-{
-	ok($auto->{asked} + $auto->{reused} >= $nclients,
-		'auto, before Linux 6.15: the idle clients\' processes are asked');
-}
+is($auto->{looked_up}, $nclients,
+	'auto: every idle client\'s subflow is looked up by its ends');
+is($auto->{dumped} + $auto->{undescribed},
+	0, 'auto: no connection needs the dump or a report');
+is($auto->{asked} + $auto->{reused} + $auto->{joined},
+	0, 'auto: no server process is asked');
 
 # 2. processes: the same rows from the processes' reports, each asked once,
 # and a query right after reuses them instead of asking again.
 my ($proc_rows, $proc) = query_subflows('processes');
 is($proc_rows, $auto_rows, 'processes: the same rows as auto');
-# (before 6.15, auto has just asked them: those reports are reused)
-ok( ($dump_has_subflows ? $proc->{asked} : $proc->{asked} + $proc->{reused})
-	  >= $nclients,
+ok( $proc->{asked} >= $nclients,
 	"processes: the idle clients' processes are asked ($proc->{asked}, $proc->{reused} reused)"
 );
 my ($again_rows, $again) = query_subflows('processes');

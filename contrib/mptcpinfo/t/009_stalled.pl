@@ -5,7 +5,9 @@
 # happens: over a two-path lab, a client's COPY TO runs, path 1 is
 # blackholed, and the subflow on path 1 becomes "stalled" (data in flight,
 # retransmission timeouts, no ACK since), while the subflow on path 2 does
-# not.  The COPY completes over path 2 with every row intact.
+# not.  The COPY completes over path 2 with every row intact.  Before the
+# cut, a session that queried the subflows once looks them up the next time
+# by the ends it found, without a dump or a report.
 #
 # Runs only with PG_TEST_EXTRA=mptcp, in a private network namespace (see
 # src/test/mptcp/README).
@@ -88,6 +90,23 @@ for (1 .. 100)
 }
 like($rows, qr/^1\|f\|.*\n2\|f\|/, 'two subflows, neither stalled before the cut')
   or diag $rows;
+
+# A session that found a connection's subflows in a dump or a report looks
+# them up by their ends the next time, while the connection has as many:
+# its second query neither reads the dump nor asks any process.
+my $count_sql = q{SELECT count(*) FROM pg_stat_mptcp_subflows s
+  JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'stall_probe';};
+my ($ret, $stdout, $stderr) = $node->psql('postgres',
+	"SET client_min_messages = debug1;\n$count_sql\n$count_sql");
+my @debug = $stderr =~
+  /mptcpinfo: (\d+) MPTCP connections looked up by their ends, (\d+) read from a dump, (\d+) not described by the kernel; (\d+) server processes asked/g;
+is($stdout, "2\n2", 'a session queries the two subflows twice') or diag $stderr;
+is(scalar @debug, 8, 'each query logs its DEBUG1 line') or diag $stderr;
+ok($debug[1] + $debug[2] >= 1,
+	'first query: the two-subflow connection from a dump or a report');
+is(join(',', @debug[5 .. 7]), '0,0,0',
+	'second query: its subflows looked up, no dump, nobody asked');
+
 MptcpUtils::lab_blackhole(1);
 my $cut = time;
 
