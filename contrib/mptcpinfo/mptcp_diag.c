@@ -354,7 +354,10 @@ sock_diag_dump(int fd, MptcpDiag *res, int family, int protocol,
 	return ok;
 }
 
-/* how many lookups go in one datagram: their answers must fit the socket's receive buffer */
+/*
+ * How many lookups go in one datagram: the kernel answers them all at
+ * once, and the answers must fit the socket's receive buffer.
+ */
 #define LOOKUP_BATCH 16
 
 typedef struct LookupRequest
@@ -391,7 +394,7 @@ lookup_answer(const struct nlmsghdr *nlh, int index, int error, void *arg)
 
 /* an address of ends in a sock_diag request's form, for its family */
 static void
-request_addr(const MptcpSockEnds *ends, const uint8 *mapped, __be32 *out)
+request_addr(const MptcpSockEnds *ends, const uint8 *mapped, void *out)
 {
 	if (ends->family == AF_INET)
 		memcpy(out, mapped + 12, 4);
@@ -444,7 +447,7 @@ mptcp_diag_lookup(int n, const MptcpSockEnds *const *ends, MptcpSubflow **found)
 		}
 		if (!mptcp_netlink_batch(fd, (char *) reqs, nreqs, lookup_answer, &l))
 		{
-			/* what was not found is read by the dump instead; say why at DEBUG1 */
+			/* what was not found comes from the dump instead */
 			elog(DEBUG1, "could not look up TCP sockets: %m");
 			break;
 		}

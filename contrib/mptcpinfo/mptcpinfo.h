@@ -30,4 +30,16 @@
 /* an address as mptcp_addr_to_mapped() stores it, as an inet */
 extern Datum mptcpinfo_inet_datum(int family, const uint8 *mapped);
 
+/* milliseconds as an interval */
+extern Datum mptcpinfo_ms_interval(uint32 ms);
+
+/* mptcpinfo.subflow_source */
+typedef enum
+{
+	SUBFLOW_SOURCE_AUTO,		/* ask the kernel, then the processes */
+	SUBFLOW_SOURCE_PROCESSES,	/* always ask the processes */
+} SubflowSource;
+
+extern PGDLLIMPORT int mptcpinfo_subflow_source;
+
 #endif							/* MPTCPINFO_H */
