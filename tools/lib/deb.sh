@@ -14,9 +14,10 @@ DEB_OUT=$DEB_DIR/out
 DEB_MIRROR=${DEB_MIRROR:-http://deb.debian.org/debian}
 # Our packages' version: the stock one plus "+mptcpN".  It sorts above the
 # stock version it was built from and below Debian's next upload (18.6-3 <
-# 18.6-3+mptcp1 < 18.6-4), so nothing of ours outranks a newer stock package;
-# "apt-mark hold" (DEVELOPERS.md, "The packages on a server") keeps a later stock
-# update from replacing ours silently.
+# 18.6-3+mptcp1 < 18.6-4), as backports do.  A host that installs from our
+# apt repository (deb_repo) pins its origin above 1000, so that a later
+# stock upload never replaces ours: the next build of ours, from that
+# upload's source, does.
 DEB_REVISION=${DEB_REVISION:-1}
 DEB_VERSION=$PG_DEBIAN_VERSION+mptcp$DEB_REVISION   # (use_debian_version sets it again)
 # The series' author, who signs the changelog entry.
@@ -177,6 +178,69 @@ cmd_deb() {
 		tee "$DEB_DIR/build-time"
 	note "packages in $DEB_OUT:"
 	(cd "$DEB_OUT" && ls *.deb) >&2
+	deb_repo
+}
+
+# ---- make deb-repo (and the end of make deb): a signed apt repository of
+# the packages in $DEB_OUT, in $DEB_REPO, with Debian's own tools
+# (apt-ftparchive, gpg).  A flat repository ("deb URI ./"), which a team
+# serves as it is over HTTP, or copies to its hosts.  Its Release says
+# Origin "pg-mptcp", which the hosts' apt preferences pin (DEB_REPO_PIN).
+# Signed with DEB_REPO_KEY from DEB_REPO_GNUPGHOME (the team's key), or
+# else with a key made once for this workspace ($TOP/.work/apt-key), whose
+# public half is the repository's keyring.
+DEB_REPO=$DEB_DIR/repo
+DEB_REPO_ORIGIN=pg-mptcp
+DEB_REPO_PIN="Package: *
+Pin: release o=$DEB_REPO_ORIGIN
+Pin-Priority: 1001"
+
+cmd_deb_repo() {
+	deb_need_debian_major
+	ls "$DEB_OUT"/*.deb >/dev/null 2>&1 || die "no packages in $DEB_OUT: run 'make deb PG_MAJOR=$PG_MAJOR' first"
+	deb_repo
+}
+
+deb_repo() {
+	local missing= p home=${DEB_REPO_GNUPGHOME:-$TOP/.work/apt-key} key=${DEB_REPO_KEY:-}
+	for p in apt-ftparchive:apt-utils gpg:gpg; do
+		command -v "${p%%:*}" >/dev/null || missing="$missing ${p#*:}"
+	done
+	if [ -n "$missing" ]; then
+		note "installing:$missing"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >"$DEB_DIR/apt.log" 2>&1 ||
+			{ tail -20 "$DEB_DIR/apt.log" >&2; die "apt-get install$missing failed"; }
+	fi
+	if [ -z "$key" ] && [ -z "${DEB_REPO_GNUPGHOME:-}" ]; then
+		key="pg-mptcp archive (workspace key) <pg-mptcp@localhost>"
+		if ! gpg --homedir "$home" --list-secret-keys "$key" >/dev/null 2>&1; then
+			note "a signing key for this workspace's repository, in $home (DEB_REPO_GNUPGHOME and DEB_REPO_KEY: the team's own)"
+			mkdir -p "$home" && chmod 700 "$home"
+			gpg --homedir "$home" --batch --quiet --passphrase '' \
+				--quick-gen-key "$key" ed25519 sign never 2>>"$DEB_DIR/gpg.log" ||
+				die "gpg could not make a key (log: $DEB_DIR/gpg.log)"
+		fi
+	fi
+	[ -n "$key" ] || die "DEB_REPO_GNUPGHOME is set: set DEB_REPO_KEY to the key that signs"
+	rm -rf "$DEB_REPO"
+	mkdir -p "$DEB_REPO"
+	cp "$DEB_OUT"/*.deb "$DEB_REPO"/
+	(
+		cd "$DEB_REPO"
+		apt-ftparchive packages . >Packages 2>>"$DEB_DIR/gpg.log"
+		gzip -9nk Packages
+		apt-ftparchive -o APT::FTPArchive::Release::Origin="$DEB_REPO_ORIGIN" \
+			-o APT::FTPArchive::Release::Label="$DEB_REPO_ORIGIN" \
+			-o APT::FTPArchive::Release::Suite="$PG_DEBIAN_SUITE" \
+			-o APT::FTPArchive::Release::Description="PostgreSQL $MAJOR_NUMBER with Multipath TCP, for Debian $PG_DEBIAN_SUITE" \
+			release . >Release
+		gpg --homedir "$home" --batch --yes --local-user "$key" --clearsign -o InRelease Release
+		gpg --homedir "$home" --batch --yes --local-user "$key" -abs -o Release.gpg Release
+		gpg --homedir "$home" --batch --export "$key" >pg-mptcp-archive-keyring.gpg
+		printf '%s\n' "$DEB_REPO_PIN" >pg-mptcp.pref
+	) 2>>"$DEB_DIR/gpg.log" || die "the repository could not be made or signed (log: $DEB_DIR/gpg.log)"
+	gpgconf --homedir "$home" --kill gpg-agent 2>/dev/null || true
+	note "signed apt repository in $DEB_REPO ($(ls "$DEB_REPO"/*.deb | wc -l) packages; keyring pg-mptcp-archive-keyring.gpg, pin pg-mptcp.pref)"
 }
 
 # ---- make deb-test: like an autopkgtest, in a fresh chroot of the target
@@ -283,27 +347,45 @@ deb_test_run() {
 	expect "data loaded (checksum $sum)" "${sum%% *}" 100000
 	[ -n "$vec" ] && ok "pgvector: hnsw index answers ($vec)" || fail "pgvector query"
 
-	echo "# 2. our packages over the stock ones"
-	local debs=() names=() f p
-	mkdir -p "$R/tmp/debs"
-	for f in "$DEB_OUT"/*.deb; do
+	echo "# 2. our packages over the stock ones, from our signed apt repository, pinned"
+	[ -f "$DEB_REPO/InRelease" ] || fail "no repository in $DEB_REPO: run 'make deb-repo PG_MAJOR=$PG_MAJOR'"
+	local names=() f p
+	mkdir -p "$R/srv/pg-mptcp"
+	cp "$DEB_REPO"/* "$R/srv/pg-mptcp/"
+	chmod -R a+rX "$R/srv/pg-mptcp"
+	# (what guide/install.md has a host do, with the repository at file:)
+	install -m 644 "$DEB_REPO/pg-mptcp-archive-keyring.gpg" "$R/usr/share/keyrings/"
+	echo "deb [signed-by=/usr/share/keyrings/pg-mptcp-archive-keyring.gpg] file:/srv/pg-mptcp ./" >"$R/etc/apt/sources.list.d/pg-mptcp.list"
+	install -m 644 "$DEB_REPO/pg-mptcp.pref" "$R/etc/apt/preferences.d/pg-mptcp.pref"
+	apt_in update || fail "apt-get update with our repository (log: $DEB_DIR/test-apt.log)"
+	# (the signature is what apt trusts: a Release changed after signing is refused)
+	cp -a "$R/srv/pg-mptcp" "$R/srv/pg-mptcp.good"
+	sed -i 's/^Label: .*/Label: tampered/' "$R/srv/pg-mptcp/InRelease" "$R/srv/pg-mptcp/Release"
+	if apt_in update && ! grep -q "pg-mptcp.*\(BADSIG\|not signed\|NOSPLIT\|invalid\)\|^[WE]: .*pg-mptcp" "$DEB_DIR/test-apt.log"; then
+		fail "apt accepted a Release changed after signing"
+	fi
+	ok "apt refuses the repository once its Release is changed after signing"
+	rm -rf "$R/srv/pg-mptcp" && mv "$R/srv/pg-mptcp.good" "$R/srv/pg-mptcp"
+	: >>"$DEB_DIR/test-apt.log"
+	apt_in update || fail "apt-get update with our repository again (log: $DEB_DIR/test-apt.log)"
+	expect "pinned: ours is postgresql-$V's candidate" \
+		"$(in_root apt-cache policy "postgresql-$V" | sed -n 's/^ *Candidate: //p')" "$DEB_VERSION"
+	for f in "$DEB_REPO"/*.deb; do
 		p=$(dpkg-deb -f "$f" Package)
 		# (what a DBA does: upgrade the packages installed from this source)
 		# (no "| grep -q": with pipefail, dpkg-query's SIGPIPE would fail the test)
 		case $(in_root dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true) in
-		ii*)
-			cp "$f" "$R/tmp/debs/"
-			debs+=("/tmp/debs/$(basename "$f")")
-			names+=("$p")
-			;;
+		ii*) names+=("$p") ;;
 		esac
 	done
-	apt_in install --no-install-recommends $downgrade "${debs[@]}" || fail "apt-get install of our packages (log: $DEB_DIR/test-apt.log)"
+	apt_in install --no-install-recommends $downgrade "${names[@]}" || fail "apt-get install of our packages (log: $DEB_DIR/test-apt.log)"
 	for p in "${names[@]}"; do
 		expect "$p upgraded" "$(in_root dpkg-query -W -f='${Version}' "$p")" "$DEB_VERSION"
 	done
-	in_root apt-mark hold "${names[@]}" >/dev/null
-	expect "apt-mark hold keeps them" "$(in_root apt-mark showhold | sort | paste -sd' ')" "$(printf '%s\n' "${names[@]}" | sort | paste -sd' ')"
+	# (the pin, not a hold: apt upgrade keeps ours, and upgrades the rest)
+	expect "apt upgrade would change none of ours" \
+		"$(in_root apt-get -s upgrade | awk '/^Inst / { print $2 }' | grep -Fxc -f <(printf '%s\n' "${names[@]}") || true)" 0
+	expect "no package held" "$(in_root apt-mark showhold | wc -l)" 0
 	in_server pg_ctlcluster "$V" main restart || fail "restart on our server"
 	expect "our server runs (listen_mptcp known)" "$(psql_at 5432 -c 'SHOW listen_mptcp')" off
 	expect "data intact after the upgrade" "$(psql_at 5432 -c "$checksum_sql")" "$sum"
@@ -347,7 +429,8 @@ print(cur.fetchone()[0])" "$wait_sql")" "true 2"
 	conninfo=$(psql_at 5433 -c "SHOW primary_conninfo")
 	conninfo=$(printf '%s' "$conninfo" | sed 's/ *mptcp=[^ ]*//')
 	psql_at 5433 -c "ALTER SYSTEM SET primary_conninfo = '${conninfo//\'/\'\'}'" || fail "removing mptcp from primary_conninfo"
-	in_root apt-mark unhold "${names[@]}" >/dev/null
+	rm "$R/etc/apt/sources.list.d/pg-mptcp.list" "$R/etc/apt/preferences.d/pg-mptcp.pref"
+	apt_in update
 	apt_in install --no-install-recommends --allow-downgrades $(for p in "${names[@]}"; do echo "$p=$stock"; done) ||
 		fail "apt-get install of the stock packages again (log: $DEB_DIR/test-apt.log)"
 	for p in "${names[@]}"; do
