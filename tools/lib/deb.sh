@@ -233,7 +233,9 @@ deb_repo() {
 			-o APT::FTPArchive::Release::Label="$DEB_REPO_ORIGIN" \
 			-o APT::FTPArchive::Release::Suite="$PG_DEBIAN_SUITE" \
 			-o APT::FTPArchive::Release::Description="PostgreSQL $MAJOR_NUMBER with Multipath TCP, for Debian $PG_DEBIAN_SUITE" \
-			release . >Release
+			release . >"$DEB_DIR/Release.new"
+		# (written apart: apt-ftparchive would list a Release it finds here)
+		mv "$DEB_DIR/Release.new" Release
 		gpg --homedir "$home" --batch --yes --local-user "$key" --clearsign -o InRelease Release
 		gpg --homedir "$home" --batch --yes --local-user "$key" -abs -o Release.gpg Release
 		gpg --homedir "$home" --batch --export "$key" >pg-mptcp-archive-keyring.gpg
@@ -361,12 +363,11 @@ deb_test_run() {
 	# (the signature is what apt trusts: a Release changed after signing is refused)
 	cp -a "$R/srv/pg-mptcp" "$R/srv/pg-mptcp.good"
 	sed -i 's/^Label: .*/Label: tampered/' "$R/srv/pg-mptcp/InRelease" "$R/srv/pg-mptcp/Release"
-	if apt_in update && ! grep -q "pg-mptcp.*\(BADSIG\|not signed\|NOSPLIT\|invalid\)\|^[WE]: .*pg-mptcp" "$DEB_DIR/test-apt.log"; then
-		fail "apt accepted a Release changed after signing"
-	fi
-	ok "apt refuses the repository once its Release is changed after signing"
+	# (apt says BADSIG and keeps the index it had)
+	in_root env DEBIAN_FRONTEND=noninteractive apt-get -q update >"$DEB_DIR/test-apt-tampered.log" 2>&1 || true
+	grep -q "BADSIG" "$DEB_DIR/test-apt-tampered.log" && ok "apt refuses the repository once its Release is changed after signing" ||
+		fail "apt accepted a Release changed after signing (log: $DEB_DIR/test-apt-tampered.log)"
 	rm -rf "$R/srv/pg-mptcp" && mv "$R/srv/pg-mptcp.good" "$R/srv/pg-mptcp"
-	: >>"$DEB_DIR/test-apt.log"
 	apt_in update || fail "apt-get update with our repository again (log: $DEB_DIR/test-apt.log)"
 	expect "pinned: ours is postgresql-$V's candidate" \
 		"$(in_root apt-cache policy "postgresql-$V" | sed -n 's/^ *Candidate: //p')" "$DEB_VERSION"
