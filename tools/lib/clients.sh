@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # The clients test (deb-test-clients): drivers that do not take libpq's
 # "mptcp" option, against our packages in a fresh chroot of the target suite
-# (src/test/mptcp/clients/, README.mptcp "Clients").
+# (src/test/mptcp/clients/, guide/clients.md).
 # Part of tools/workspace (sourced by it; see that file for the layout);
 # uses deb.sh's chroot helpers.
 #

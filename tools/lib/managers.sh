@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # The replication managers' test (deb-test-managers): Patroni and repmgr,
 # as DBAs run them, with our packages in a fresh chroot of the target suite
-# (README.mptcp, "Replication managers"; issue 27).
+# (guide/replication-managers.md).
 # Part of tools/workspace (sourced by it; see that file for the layout);
 # uses deb.sh's chroot helpers and harness.
 #
@@ -233,7 +233,7 @@ managers_patroni() {
 		EOF
 	done
 	# patroni_start NODE: Patroni as a service runs it (Debian's unit: as
-	# postgres), PGMPTCP=1 in its environment (README.mptcp: a drop-in)
+	# postgres), PGMPTCP=1 in its environment (guide/replication-managers.md: a drop-in)
 	# (a simple command, not a function, in the background: its pid is
 	# Patroni's, every program on the way execs the next)
 	patroni_start() {
@@ -276,7 +276,7 @@ managers_patroni() {
 	local conninfo
 	conninfo=$(sql b 5432 -c "SHOW primary_conninfo")
 	case $conninfo in
-	*mptcp*) fail "Patroni wrote mptcp into primary_conninfo ($conninfo): format_dsn changed, update README.mptcp" ;;
+	*mptcp*) fail "Patroni wrote mptcp into primary_conninfo ($conninfo): format_dsn changed, update guide/replication-managers.md" ;;
 	*host=198.18.1.1*) ok "Patroni's primary_conninfo has no mptcp ($conninfo)" ;;
 	*) fail "unexpected primary_conninfo: $conninfo" ;;
 	esac
