@@ -34,7 +34,7 @@
 # scenario written NAME:CC (e.g. "fastslow:bbr") uses CC instead.  CC may be
 # DEFAULT+route-ROUTE ("bbr+route-reno"): the namespaces' default stays
 # DEFAULT and every path's route, on the server's and the client's side,
-# gets "congctl lock ROUTE" (the remedy of README.mptcp 6).  A scenario listed
+# gets "congctl lock ROUTE" (the remedy of guide/troubleshooting.md, "Congestion control").  A scenario listed
 # again continues its run numbers, so that a list like
 #   BENCH_RUNS=1 BENCH_SCENARIOS="equal:reno equal:bbr equal:reno equal:bbr"
 # alternates congestion controls round by round.

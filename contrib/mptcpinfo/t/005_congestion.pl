@@ -1,7 +1,7 @@
 
 # Copyright (c) 2026, PostgreSQL Global Development Group
 
-# The congestion control of MPTCP subflows, and the remedy README.mptcp
+# The congestion control of MPTCP subflows, and the remedy our guide
 # gives for hosts whose default is bbr: a per-route congestion control
 # ("ip route change ... congctl lock reno") on the MPTCP paths.  The kernel
 # applies it to every subflow over the route, the joined ones included, on

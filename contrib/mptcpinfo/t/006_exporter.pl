@@ -313,7 +313,7 @@ is( join(' ',
 	'pg_mptcp_kernel_events_total has them');
 
 # node_exporter's netstat collector shows them too, with the fields value
-# of README.mptcp (its default, plus MPTcpExt_.*).
+# of our guide (its default, plus MPTcpExt_.*).
 SKIP:
 {
 	my $node_exporter = find_program('PG_TEST_NODE_EXPORTER', 'node_exporter',

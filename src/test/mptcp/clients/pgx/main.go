@@ -3,7 +3,7 @@
 // A pgx (Go) client that asks for Multipath TCP: pgx has no option for it,
 // but its Config.DialFunc takes any dialer, and Go's net.Dialer has
 // SetMultipathTCP (Go 1.21).  Used by "make deb-test-clients" (see
-// tools/lib/clients.sh); README.mptcp, "Clients", shows the same lines.
+// tools/lib/clients.sh); guide/clients.md shows the same lines.
 //
 // Usage: pgx-client [-mptcp=on|off|default] CONNSTRING
 //
