@@ -402,14 +402,19 @@ request_addr(const MptcpSockEnds *ends, const uint8 *mapped, void *out)
 		memcpy(out, mapped, 16);
 }
 
+#endif							/* USE_MPTCP */
+
 void
 mptcp_diag_lookup(int n, const MptcpSockEnds *const *ends, MptcpSubflow **found)
 {
+#ifdef USE_MPTCP
 	MptcpDiag	answers = {0};
 	LookupRequest *reqs;
 	int			fd;
+#endif
 
 	memset(found, 0, sizeof(MptcpSubflow *) * n);
+#ifdef USE_MPTCP
 	if (n == 0)
 		return;
 	fd = mptcp_netlink_open(NETLINK_SOCK_DIAG);
@@ -454,8 +459,8 @@ mptcp_diag_lookup(int n, const MptcpSockEnds *const *ends, MptcpSubflow **found)
 	}
 	close(fd);
 	pfree(reqs);
+#endif
 }
-#endif							/* USE_MPTCP */
 
 MptcpDiag *
 mptcp_diag_read(int what)
