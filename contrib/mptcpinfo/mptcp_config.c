@@ -235,11 +235,15 @@ pg_mptcp_get_endpoints(PG_FUNCTION_ARGS)
 		if ((ep->flags & MPTCP_ENDP_SIGNAL) && ep->port == 0)
 		{
 			listeners = mptcp_diag_read(MPTCP_DIAG_LISTENERS);
+			mptcp_diag_close(listeners);
 			break;
 		}
 	}
 	if (listeners == NULL)
+	{
 		listeners = palloc0(sizeof(MptcpDiag));
+		listeners->fd = -1;
+	}
 	emit_endpoints(endpoints, listeners, rsinfo);
 	return (Datum) 0;
 }

@@ -26,8 +26,9 @@
  * mptcp_report.c asks the processes holding those connections which TCP
  * sockets are theirs, and those are looked up.
  *
- * One call of mptcp_diag_read() uses one netlink socket for all its dumps,
- * and so do mptcp_diag_lookup() and mptcp_diag_read_subflows().
+ * A scan uses one netlink socket: mptcp_diag_read() opens it, the lookups
+ * and the TCP dump of the same scan use it, and mptcp_diag_close() closes
+ * it, or else the end of the memory context that holds the MptcpDiag.
  *
  * Before Linux 5.9 the kernel ignores the protocol of the request and
  * answers with TCP sockets: their struct tcp_info is far longer than any
@@ -404,8 +405,31 @@ request_addr(const MptcpSockEnds *ends, const uint8 *mapped, void *out)
 
 #endif							/* USE_MPTCP */
 
+#ifdef USE_MPTCP
+static void
+close_socket(void *arg)
+{
+	mptcp_diag_close((MptcpDiag *) arg);
+}
+
+/*
+ * The scan's socket, for one call that gives it back (diag->fd = fd) when
+ * it returns.  Meanwhile diag->fd is -1: behind an ERROR, the netlink loop
+ * has closed the socket, and close_socket() must not close it again.
+ */
+static int
+borrow_socket(MptcpDiag *diag)
+{
+	int			fd = diag->fd;
+
+	diag->fd = -1;
+	return fd;
+}
+#endif
+
 void
-mptcp_diag_lookup(int n, const MptcpSockEnds *const *ends, MptcpSubflow **found)
+mptcp_diag_lookup(MptcpDiag *diag, int n, const MptcpSockEnds *const *ends,
+				  MptcpSubflow **found)
 {
 #ifdef USE_MPTCP
 	MptcpDiag	answers = {0};
@@ -415,10 +439,7 @@ mptcp_diag_lookup(int n, const MptcpSockEnds *const *ends, MptcpSubflow **found)
 
 	memset(found, 0, sizeof(MptcpSubflow *) * n);
 #ifdef USE_MPTCP
-	if (n == 0)
-		return;
-	fd = mptcp_netlink_open(NETLINK_SOCK_DIAG);
-	if (fd < 0)
+	if (n == 0 || (fd = borrow_socket(diag)) < 0)
 		return;
 	reqs = palloc(sizeof(LookupRequest) * LOOKUP_BATCH);
 	for (int first = 0; first < n; first += LOOKUP_BATCH)
@@ -457,7 +478,7 @@ mptcp_diag_lookup(int n, const MptcpSockEnds *const *ends, MptcpSubflow **found)
 			break;
 		}
 	}
-	close(fd);
+	diag->fd = fd;
 	pfree(reqs);
 #endif
 }
@@ -466,11 +487,13 @@ MptcpDiag *
 mptcp_diag_read(int what)
 {
 	MptcpDiag  *res = palloc0(sizeof(MptcpDiag));
-
 #ifdef USE_MPTCP
 	static const int families[] = {AF_INET, AF_INET6};
 	int			fd;
+#endif
 
+	res->fd = -1;
+#ifdef USE_MPTCP
 	fd = mptcp_netlink_open(NETLINK_SOCK_DIAG);
 	if (fd < 0)
 	{
@@ -500,9 +523,21 @@ mptcp_diag_read(int what)
 			res->listeners_read = false;
 		}
 	}
-	close(fd);
+	/* kept for the rest of the scan, and closed with its memory at the latest */
+	res->fd = fd;
+	res->close_socket.func = close_socket;
+	res->close_socket.arg = res;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &res->close_socket);
 #endif
 	return res;
+}
+
+void
+mptcp_diag_close(MptcpDiag *diag)
+{
+	if (diag->fd >= 0)
+		close(diag->fd);
+	diag->fd = -1;
 }
 
 void
@@ -512,19 +547,14 @@ mptcp_diag_read_subflows(MptcpDiag *diag)
 	static const int families[] = {AF_INET, AF_INET6};
 	int			fd;
 
-	fd = mptcp_netlink_open(NETLINK_SOCK_DIAG);
-	if (fd < 0)
-	{
-		ereport(WARNING,
-				(errmsg("could not open a socket diagnostics socket: %m")));
+	if ((fd = borrow_socket(diag)) < 0)
 		return;
-	}
 	for (int i = 0; i < lengthof(families); i++)
 		if (!sock_diag_dump(fd, diag, families[i], IPPROTO_TCP, TCP_STATES_SUBFLOWS) &&
 			errno != EAFNOSUPPORT)
 			ereport(WARNING,
 					(errmsg("could not read TCP socket diagnostics: %m")));
-	close(fd);
+	diag->fd = fd;
 #endif
 }
 

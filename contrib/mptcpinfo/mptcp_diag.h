@@ -15,6 +15,7 @@
 #define MPTCP_DIAG_H
 
 #include "nodes/pg_list.h"
+#include "utils/palloc.h"
 
 /*
  * The kernel's struct mptcp_info (include/uapi/linux/mptcp.h), spelled out
@@ -172,6 +173,8 @@ typedef struct MptcpDiag
 	bool		conns_read;		/* the kernel answered for connections */
 	bool		listeners_read; /* ... and for MPTCP listeners */
 	struct HTAB *by_token;		/* subflows known to be subflows, by token */
+	int			fd;				/* the scan's netlink socket, or -1 */
+	MemoryContextCallback close_socket; /* closes it with diag's memory */
 } MptcpDiag;
 
 /* what mptcp_diag_read() is to read */
@@ -186,6 +189,12 @@ typedef struct MptcpDiag
 extern MptcpDiag *mptcp_diag_read(int what);
 
 /*
+ * Close the scan's netlink socket, which the calls below use; else it is
+ * closed with the memory context that was current at mptcp_diag_read().
+ */
+extern void mptcp_diag_close(MptcpDiag *diag);
+
+/*
  * Add the TCP sockets of the namespace to diag (its subflows), from a dump:
  * all of them, to find subflows by token or by their ends below.  A kernel
  * that cannot answer gets a WARNING.
@@ -197,7 +206,8 @@ extern void mptcp_diag_read_subflows(MptcpDiag *diag);
  * instead of a dump: found[i] is that of ends[i], or NULL if there is none
  * (or it is closing), or the kernel could not answer.
  */
-extern void mptcp_diag_lookup(int n, const MptcpSockEnds *const *ends,
+extern void mptcp_diag_lookup(MptcpDiag *diag, int n,
+							  const MptcpSockEnds *const *ends,
 							  MptcpSubflow **found);
 
 /*

@@ -119,6 +119,7 @@ check_endpoints(List *endpoints)
 		if (listeners == NULL)
 		{
 			listeners = mptcp_diag_read(MPTCP_DIAG_LISTENERS);
+			mptcp_diag_close(listeners);
 			/* never warn, nor advise anything, on what we could not read */
 			if (!mptcp_diag_listeners_known(listeners, listen_mptcp,
 											PostPortNumber))

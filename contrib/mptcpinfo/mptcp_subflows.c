@@ -244,7 +244,8 @@ report_unreadable(const Unreadable *u)
  * their ends: figures[offsets[r] + k] for subflow k of reports[r].
  */
 static MptcpSubflow **
-look_up_reported(int nreports, MptcpReport **reports, int *offsets)
+look_up_reported(MptcpDiag *diag, int nreports, MptcpReport **reports,
+				 int *offsets)
 {
 	const MptcpSockEnds **ends;
 	MptcpSubflow **figures;
@@ -261,7 +262,7 @@ look_up_reported(int nreports, MptcpReport **reports, int *offsets)
 		for (int k = 0; k < reports[r]->nsubflows; k++)
 			ends[n++] = &reports[r]->subflows[k].ends;
 	}
-	mptcp_diag_lookup(n, ends, figures);
+	mptcp_diag_lookup(diag, n, ends, figures);
 	return figures;
 }
 
@@ -419,7 +420,7 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 		}
 	}
 	found = palloc(sizeof(MptcpSubflow *) * (nlookups + 1));
-	mptcp_diag_lookup(nlookups, ends, found);
+	mptcp_diag_lookup(diag, nlookups, ends, found);
 
 	/* a connection is described if all its subflows were found */
 	foreach(lc, rows)
@@ -485,7 +486,8 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 	}
 	reports = mptcp_report_collect(npids, pids, outgoing, &stats);
 	offsets = palloc(sizeof(int) * (npids + 1));
-	figures = look_up_reported(npids, reports, offsets);
+	figures = look_up_reported(diag, npids, reports, offsets);
+	mptcp_diag_close(diag);
 	ereport(DEBUG1,
 			(errmsg_internal("mptcpinfo: %d MPTCP connections looked up by their ends, %d read from a dump, %d not described by the kernel; %d server processes asked, %d recent reports reused, %d requests of other queries awaited, %d processes gone",
 							 nlooked_up, ndumped, nundescribed,

@@ -246,6 +246,7 @@ stat_mptcp(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 	if (!MPTCP_IN_BUILD)
 		return (Datum) 0;
 	diag = mptcp_diag_read(MPTCP_DIAG_CONNS);
+	mptcp_diag_close(diag);
 	conns_known = diag->conns_read || !kernel_has_mptcp();
 	foreach(lc, mptcp_match_rows(diag, all_outgoing))
 		emit_conn(lfirst(lc), conns_known, rsinfo);
