@@ -83,6 +83,19 @@ use_debian_version() {
 	# Debian's whole source package (for "make deb"): the .dsc beside the orig tarball
 	DSC=$CACHE/${PG_SOURCE_PACKAGE}_${PG_DEBIAN_VERSION#*:}.dsc
 	DEB_VERSION=$PG_DEBIAN_VERSION+mptcp${DEB_REVISION:-1}
+	# Built for another suite than the source's (18 from sid, for trixie):
+	# "~deb13", as PGDG's ".pgdg13+1", sorts below the same build for the
+	# source's suite, so that upgrading the host to that suite takes it.
+	[ "$DEB_SUITE" = "$PG_DEBIAN_SUITE" ] || DEB_VERSION=$DEB_VERSION~deb$(debian_suite_number "$DEB_SUITE")
+}
+# The Debian suite that "make deb" builds for and deb-test installs on
+# (SUITE=...): by default the one the source package comes from.
+DEB_SUITE=${DEB_SUITE:-$PG_DEBIAN_SUITE}
+debian_suite_number() {
+	case $1 in
+	bookworm) echo 12 ;; trixie) echo 13 ;; forky) echo 14 ;;
+	*) echo "workspace: SUITE=$1: a stable suite (bookworm, trixie, forky), or $PG_DEBIAN_SUITE" >&2; exit 1 ;;
+	esac
 }
 if [ "$SOURCE_KIND" = debian ]; then
 	use_debian_version "$PG_DEBIAN_VERSION" "$PG_ORIG_SHA256"

@@ -9,7 +9,9 @@
 # debian/patches/series, and add a changelog entry.  pg_ctlcluster, the
 # systemd units and every extension package keep working.
 
+# (a build for another suite than the source's keeps its own directory)
 DEB_DIR=$WORKDIR/deb
+[ "$DEB_SUITE" = "$PG_DEBIAN_SUITE" ] || DEB_DIR=$WORKDIR/deb-$DEB_SUITE
 DEB_OUT=$DEB_DIR/out
 DEB_MIRROR=${DEB_MIRROR:-http://deb.debian.org/debian}
 # Our packages' version: the stock one plus "+mptcpN".  It sorts above the
@@ -17,9 +19,8 @@ DEB_MIRROR=${DEB_MIRROR:-http://deb.debian.org/debian}
 # 18.6-3+mptcp1 < 18.6-4), as backports do.  A host that installs from our
 # apt repository (deb_repo) pins its origin above 1000, so that a later
 # stock upload never replaces ours: the next build of ours, from that
-# upload's source, does.
-DEB_REVISION=${DEB_REVISION:-1}
-DEB_VERSION=$PG_DEBIAN_VERSION+mptcp$DEB_REVISION   # (use_debian_version sets it again)
+# upload's source, does.  Built for another suite, "~debNN" follows
+# (18.6-3+mptcp1~deb13 < 18.6-3+mptcp1): common.sh's use_debian_version.
 # The series' author, who signs the changelog entry.
 DEB_MAINTAINER="pg-mptcp <pg-mptcp@users.noreply.github.com>"
 
@@ -63,6 +64,7 @@ deb_source_tree() {
 deb_changelog_entry() {
 	local changelog=$1 dist date
 	dist=$(head -1 "$changelog" | sed -n 's/^[^ ]* ([^)]*) \([^;]*\);.*/\1/p')
+	[ "$DEB_SUITE" = "$PG_DEBIAN_SUITE" ] || dist=$DEB_SUITE
 	# (the date of the series' last change: the same entry on every build)
 	date=$(git -C "$TOP" log -1 --format=%aD -- "patches/$PG_MAJOR" 2>/dev/null || true)
 	date=${date:-$(date -R)}
@@ -117,15 +119,15 @@ deb_host_tools() {
 deb_chroot() {
 	local root=$1 include=${2:-}
 	rm -rf "$root"
-	note "mmdebstrap $PG_DEBIAN_SUITE -> $root${include:+ (with $include)}"
+	note "mmdebstrap $DEB_SUITE -> $root${include:+ (with $include)}"
 	# The chroot's apt sees the archive as the host's does: where the host
 	# accepts a Release file past its Valid-Until (a frozen mirror), so does it.
 	local aptopt=()
 	[ "$(apt-config dump Acquire::Check-Valid-Until | sed -n 's/^Acquire::Check-Valid-Until "\(.*\)";/\1/p')" != false ] ||
 		aptopt=(--aptopt='Acquire::Check-Valid-Until "false"')
 	mmdebstrap --quiet --mode=root --variant=apt --include="ca-certificates${include:+,$include}" "${aptopt[@]}" \
-		"$PG_DEBIAN_SUITE" "$root" "$DEB_MIRROR" >"$DEB_DIR/mmdebstrap.log" 2>&1 ||
-		{ tail -30 "$DEB_DIR/mmdebstrap.log" >&2; die "mmdebstrap $PG_DEBIAN_SUITE failed"; }
+		"$DEB_SUITE" "$root" "$DEB_MIRROR" >"$DEB_DIR/mmdebstrap.log" 2>&1 ||
+		{ tail -30 "$DEB_DIR/mmdebstrap.log" >&2; die "mmdebstrap $DEB_SUITE failed"; }
 	cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 	# Packages start no service here (the test starts clusters itself).
 	# (After mmdebstrap: it removes its own policy-rc.d when it finishes.)
@@ -154,7 +156,7 @@ cmd_deb() {
 	src=/build/$PG_SOURCE_PACKAGE-$UPVER
 	deb_chroot "$root" "build-essential,fakeroot,passwd,util-linux"
 	deb_source_tree "$root$src"
-	note "build-dependencies of $PG_SOURCE_PACKAGE $DEB_VERSION (from Debian $PG_DEBIAN_SUITE only)"
+	note "build-dependencies of $PG_SOURCE_PACKAGE $DEB_VERSION (from Debian $DEB_SUITE only)"
 	# (mmdebstrap leaves no package lists behind)
 	{ deb_run "$root" apt-get update -q && deb_run "$root" apt-get build-dep -y -q -o APT::Install-Recommends=false "$src"; } >"$DEB_DIR/build-deps.log" 2>&1 ||
 		{ tail -30 "$DEB_DIR/build-deps.log" >&2; die "installing the build-dependencies failed"; }
@@ -231,8 +233,8 @@ deb_repo() {
 		gzip -9nk Packages
 		apt-ftparchive -o APT::FTPArchive::Release::Origin="$DEB_REPO_ORIGIN" \
 			-o APT::FTPArchive::Release::Label="$DEB_REPO_ORIGIN" \
-			-o APT::FTPArchive::Release::Suite="$PG_DEBIAN_SUITE" \
-			-o APT::FTPArchive::Release::Description="PostgreSQL $MAJOR_NUMBER with Multipath TCP, for Debian $PG_DEBIAN_SUITE" \
+			-o APT::FTPArchive::Release::Suite="$DEB_SUITE" \
+			-o APT::FTPArchive::Release::Description="PostgreSQL $MAJOR_NUMBER with Multipath TCP, for Debian $DEB_SUITE" \
 			release . >"$DEB_DIR/Release.new"
 		# (written apart: apt-ftparchive would list a Release it finds here)
 		mv "$DEB_DIR/Release.new" Release
@@ -321,35 +323,58 @@ deb_test_run() {
 	# has; ours should be built from it (fetch builds the newest version it
 	# can download).  Where the archive lists a newer version whose source
 	# could not be downloaded, ours is older: installing it is a downgrade,
-	# which the test does, and says.
-	local stock downgrade=
+	# which the test does, and says.  A suite without this major (18 on
+	# trixie, built with SUITE=) has no stock server: then the round trip is
+	# the suite's own libpq5 -> ours -> its own, and the cluster's data
+	# survives removing our server and installing it again.
+	local stock downgrade= stock_libpq=
 	stock=$(in_root apt-cache policy "postgresql-$V" | sed -n 's/^ *Candidate: //p')
-	[ -n "$stock" ] && [ "$stock" != "(none)" ] || fail "Debian $PG_DEBIAN_SUITE serves no postgresql-$V"
-	if dpkg --compare-versions "$stock" gt "$PG_DEBIAN_VERSION"; then
-		echo "# WARNING: Debian $PG_DEBIAN_SUITE serves $stock, newer than the $PG_DEBIAN_VERSION our packages are built from: installing ours is a downgrade (make upstream-status)"
+	if [ -z "$stock" ] || [ "$stock" = "(none)" ]; then
+		stock=
+		stock_libpq=$(in_root apt-cache policy libpq5 | sed -n 's/^ *Candidate: //p')
+		[ "$DEB_SUITE" != "$PG_DEBIAN_SUITE" ] || fail "Debian $DEB_SUITE serves no postgresql-$V"
+	elif dpkg --compare-versions "$stock" gt "$PG_DEBIAN_VERSION"; then
+		echo "# WARNING: Debian $DEB_SUITE serves $stock, newer than the $PG_DEBIAN_VERSION our packages are built from: installing ours is a downgrade (make upstream-status)"
 		downgrade=--allow-downgrades
 	fi
-	echo "# 1. Debian's stock server $stock and pgvector built against it"
-	apt_in install --no-install-recommends $(for p in $stock_pkgs; do echo "$p=$stock"; done) \
-		"postgresql-$V-pgvector" python3-psycopg2 || fail "apt-get install of the stock packages (log: $DEB_DIR/test-apt.log)"
-	expect "stock postgresql-$V installed" "$(in_root dpkg-query -W -f='${Version}' "postgresql-$V")" "$stock"
-	# (postgresql-common made a "main" cluster: make ours as a DBA would)
-	in_root pg_dropcluster --stop "$V" main 2>/dev/null || true
-	in_root pg_createcluster "$V" main >/dev/null || fail "pg_createcluster $V main"
-	in_root pg_conftool -s "$V" main set listen_addresses '*'
-	printf 'host all all 198.18.0.0/15 trust\nhost replication all 198.18.0.0/15 trust\n' >>"$R/etc/postgresql/$V/main/pg_hba.conf"
-	in_server pg_ctlcluster "$V" main start || fail "pg_ctlcluster $V main start"
-	ok "pg_createcluster and pg_ctlcluster start the stock server"
-	psql_at 5432 -c "CREATE EXTENSION vector" \
-		-c "CREATE TABLE items AS SELECT g AS id, md5(g::text) AS t, ('[' || g % 97 || ',' || g % 89 || ',' || g % 83 || ']')::vector(3) AS v FROM generate_series(1, 100000) g" \
-		-c "SET maintenance_work_mem = '256MB'" -c "CREATE INDEX ON items USING hnsw (v vector_l2_ops)" || fail "loading data"
-	local sum vec
-	sum=$(psql_at 5432 -c "$checksum_sql")
-	vec=$(psql_at 5432 -c "$vector_sql")
-	expect "data loaded (checksum $sum)" "${sum%% *}" 100000
-	[ -n "$vec" ] && ok "pgvector: hnsw index answers ($vec)" || fail "pgvector query"
+	# pgvector, where the suite builds it for this major: an extension
+	# package built against the stock server must keep working on ours
+	local vector=
+	[ -z "$stock" ] || vector=postgresql-$V-pgvector
+	local sum vec=
+	# the cluster "main", as a DBA makes it, with 100,000 rows
+	new_cluster_with_data() {
+		# (postgresql-common made a "main" cluster: make ours as a DBA would)
+		in_root pg_dropcluster --stop "$V" main 2>/dev/null || true
+		in_root pg_createcluster "$V" main >/dev/null || fail "pg_createcluster $V main"
+		in_root pg_conftool -s "$V" main set listen_addresses '*'
+		printf 'host all all 198.18.0.0/15 trust\nhost replication all 198.18.0.0/15 trust\n' >>"$R/etc/postgresql/$V/main/pg_hba.conf"
+		in_server pg_ctlcluster "$V" main start || fail "pg_ctlcluster $V main start"
+		ok "pg_createcluster and pg_ctlcluster start the server"
+		local v_expr="('[' || g % 97 || ',' || g % 89 || ',' || g % 83 || ']')"
+		[ -z "$vector" ] || v_expr="$v_expr::vector(3)"
+		psql_at 5432 ${vector:+-c "CREATE EXTENSION vector"} \
+			-c "CREATE TABLE items AS SELECT g AS id, md5(g::text) AS t, $v_expr AS v FROM generate_series(1, 100000) g" \
+			${vector:+-c "SET maintenance_work_mem = '256MB'" -c "CREATE INDEX ON items USING hnsw (v vector_l2_ops)"} || fail "loading data"
+		sum=$(psql_at 5432 -c "$checksum_sql")
+		expect "data loaded (checksum $sum)" "${sum%% *}" 100000
+		[ -z "$vector" ] || vec=$(psql_at 5432 -c "$vector_sql")
+		[ -z "$vector" ] || { [ -n "$vec" ] && ok "pgvector: hnsw index answers ($vec)" || fail "pgvector query"; }
+	}
+	if [ -n "$stock" ]; then
+		echo "# 1. Debian's stock server $stock and pgvector built against it"
+		apt_in install --no-install-recommends $(for p in $stock_pkgs; do echo "$p=$stock"; done) \
+			"$vector" python3-psycopg2 || fail "apt-get install of the stock packages (log: $DEB_DIR/test-apt.log)"
+		expect "stock postgresql-$V installed" "$(in_root dpkg-query -W -f='${Version}' "postgresql-$V")" "$stock"
+		new_cluster_with_data
+	else
+		echo "# 1. Debian $DEB_SUITE has no PostgreSQL $V: its own libpq5 $stock_libpq and a client of it"
+		apt_in install --no-install-recommends "libpq5=$stock_libpq" python3-psycopg2 postgresql-common ||
+			fail "apt-get install of the stock libpq5 (log: $DEB_DIR/test-apt.log)"
+		expect "stock libpq5 installed" "$(in_root dpkg-query -W -f='${Version}' libpq5)" "$stock_libpq"
+	fi
 
-	echo "# 2. our packages over the stock ones, from our signed apt repository, pinned"
+	echo "# 2. our packages${stock:+ over the stock ones}, from our signed apt repository, pinned"
 	[ -f "$DEB_REPO/InRelease" ] || fail "no repository in $DEB_REPO: run 'make deb-repo PG_MAJOR=$PG_MAJOR'"
 	local names=() f p
 	mkdir -p "$R/srv/pg-mptcp"
@@ -376,7 +401,9 @@ deb_test_run() {
 	apt_in update || fail "apt-get update with our repository again (log: $DEB_DIR/test-apt.log)"
 	expect "pinned: ours is postgresql-$V's candidate" \
 		"$(in_root apt-cache policy "postgresql-$V" | sed -n 's/^ *Candidate: //p')" "$DEB_VERSION"
+	[ -n "$stock" ] || names=("postgresql-$V" "postgresql-client-$V" libpq5)
 	for f in "$DEB_REPO"/*.deb; do
+		[ -n "$stock" ] || break
 		p=$(dpkg-deb -f "$f" Package)
 		# (what a DBA does: upgrade the packages installed from this source)
 		# (no "| grep -q": with pipefail, dpkg-query's SIGPIPE would fail the test)
@@ -392,10 +419,11 @@ deb_test_run() {
 	expect "apt upgrade would change none of ours" \
 		"$(in_root apt-get -s upgrade | awk '/^Inst / { print $2 }' | grep -Fxc -f <(printf '%s\n' "${names[@]}") || true)" 0
 	expect "no package held" "$(in_root apt-mark showhold | wc -l)" 0
+	[ -n "$stock" ] || new_cluster_with_data
 	in_server pg_ctlcluster "$V" main restart || fail "restart on our server"
 	expect "our server runs (listen_mptcp known)" "$(psql_at 5432 -c 'SHOW listen_mptcp')" off
 	expect "data intact after the upgrade" "$(psql_at 5432 -c "$checksum_sql")" "$sum"
-	expect "pgvector still works" "$(psql_at 5432 -c "$vector_sql")" "$vec"
+	[ -z "$vector" ] || expect "pgvector still works" "$(psql_at 5432 -c "$vector_sql")" "$vec"
 	in_root pg_conftool -s "$V" main set listen_mptcp on
 	in_server pg_ctlcluster "$V" main restart || fail "restart with listen_mptcp = on"
 	expect "listen_mptcp = on (pg_conftool, restart)" "$(psql_at 5432 -c 'SHOW listen_mptcp')" on
@@ -435,6 +463,10 @@ print(cur.fetchone()[0])" "$wait_sql")" "true 2"
 	conninfo=$(psql_at 5433 -c "SHOW primary_conninfo")
 	conninfo=$(printf '%s' "$conninfo" | sed 's/ *mptcp=[^ ]*//')
 	psql_at 5433 -c "ALTER SYSTEM SET primary_conninfo = '${conninfo//\'/\'\'}'" || fail "removing mptcp from primary_conninfo"
+	if [ -z "$stock" ]; then
+		deb_test_no_stock_back
+		return
+	fi
 	rm "$R/etc/apt/sources.list.d/pg-mptcp.list" "$R/etc/apt/preferences.d/pg-mptcp.pref"
 	apt_in update
 	apt_in install --no-install-recommends --allow-downgrades $(for p in "${names[@]}"; do echo "$p=$stock"; done) ||
@@ -451,7 +483,41 @@ print(cur.fetchone()[0])" "$wait_sql")" "true 2"
 	psql_at 5432 -c "INSERT INTO items VALUES (100002, 'after going back', '[0,0,0]')"
 	sum2=$(psql_at 5432 -c "$checksum_sql")
 	expect "the standby streams with the stock libpq (checksum)" "$(standby_checksum "$sum2")" "$sum2"
-	echo "deb-test: PASS ($n checks: $PG_SOURCE_PACKAGE $stock -> $DEB_VERSION -> $stock, Debian $PG_DEBIAN_SUITE)"
+	echo "deb-test: PASS ($n checks: $PG_SOURCE_PACKAGE $stock -> $DEB_VERSION -> $stock, Debian $DEB_SUITE)"
+}
+
+# deb_test_run's step 3 on a suite without this major (its locals): our
+# server and client removed (the clusters' data and configuration stay, as
+# apt-get remove leaves them), the suite's own libpq5 back under its
+# clients, then ours installed again from the repository over the same data.
+deb_test_no_stock_back() {
+	in_server pg_ctlcluster "$V" main stop || fail "pg_ctlcluster $V main stop"
+	"$lab_sh" client "$lab" chroot "$R" pg_ctlcluster "$V" standby stop || fail "stopping the standby"
+	mv "$R/etc/apt/sources.list.d/pg-mptcp.list" "$R/etc/apt/preferences.d/pg-mptcp.pref" "$R/srv/"
+	apt_in update
+	apt_in remove "postgresql-$V" "postgresql-client-$V" || fail "apt-get remove of our server (log: $DEB_DIR/test-apt.log)"
+	apt_in install --no-install-recommends --allow-downgrades "libpq5=$stock_libpq" ||
+		fail "apt-get install of the stock libpq5 again (log: $DEB_DIR/test-apt.log)"
+	expect "libpq5 back to stock" "$(in_root dpkg-query -W -f='${Version}' libpq5)" "$stock_libpq"
+	expect "python3-psycopg2 runs on the stock libpq" \
+		"$(in_root python3 -c 'import psycopg2; print(psycopg2.extensions.libpq_version() // 10000)')" "${stock_libpq%%.*}"
+	[ -d "$R/var/lib/postgresql/$V/main/base" ] && ok "the cluster's data stays after our server is removed" ||
+		fail "no /var/lib/postgresql/$V/main after apt-get remove"
+	echo "# our packages again, over the same clusters"
+	mv "$R/srv/pg-mptcp.list" "$R/etc/apt/sources.list.d/"
+	mv "$R/srv/pg-mptcp.pref" "$R/etc/apt/preferences.d/"
+	apt_in update
+	apt_in install --no-install-recommends "postgresql-$V" || fail "apt-get install of our server again (log: $DEB_DIR/test-apt.log)"
+	for p in "${names[@]}"; do
+		expect "$p ours again" "$(in_root dpkg-query -W -f='${Version}' "$p")" "$DEB_VERSION"
+	done
+	in_server pg_ctlcluster "$V" main start || fail "our server does not start again"
+	"$lab_sh" client "$lab" chroot "$R" pg_ctlcluster "$V" standby start || fail "the standby does not start again"
+	expect "data intact after removing and installing again" "$(psql_at 5432 -c "$checksum_sql")" "$sum2"
+	psql_at 5432 -c "INSERT INTO items VALUES (100002, 'after installing again', '[0,0,0]')"
+	sum2=$(psql_at 5432 -c "$checksum_sql")
+	expect "the standby streams again (checksum)" "$(standby_checksum "$sum2")" "$sum2"
+	echo "deb-test: PASS ($n checks: libpq5 $stock_libpq -> $DEB_VERSION -> $stock_libpq, $PG_SOURCE_PACKAGE $DEB_VERSION removed and installed again, Debian $DEB_SUITE)"
 }
 
 # deb_need_ours: our libpq5, server and client packages are built (make deb)

@@ -241,6 +241,39 @@ while (time - $start < 120 && $after <= $before + 1_000_000)
 cmp_ok($after, '>', $before + 1_000_000,
 	"restored path 4 carries data again ($before -> $after bytes acked)");
 
+# Every path down at once (a switch restarting), then back: the same
+# connection resumes, with nothing lost, once the retransmission timers
+# fire again.  5 s is far below wal_sender_timeout and TCP's own give-up.
+my $walsender_sql =
+  "SELECT pid FROM pg_stat_replication WHERE application_name = 'lab_standby'";
+my $walsender = $primary->safe_psql('postgres', $walsender_sql);
+MptcpUtils::lab_blackhole($_) for 1 .. 4;
+$primary->safe_psql('postgres',
+	"INSERT INTO t_data SELECT g, 'written while every path was down' FROM generate_series(2 * $nrows + 1, 2 * $nrows + 1000) g"
+);
+$expected = $primary->safe_psql('postgres', sprintf($checksum_sql, 't_data'));
+$target_lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
+sleep 5;
+is(MptcpUtils::lab_psql($standby,
+		"SELECT pg_last_wal_replay_lsn() >= '$target_lsn'::pg_lsn"),
+	'f', 'every path down: the standby does not get the new rows');
+MptcpUtils::lab_restore($_) for 1 .. 4;
+$start = time;
+$caught_up = '';
+while (time - $start < 120)
+{
+	$caught_up = MptcpUtils::lab_psql($standby,
+		"SELECT pg_last_wal_replay_lsn() >= '$target_lsn'::pg_lsn");
+	last if $caught_up eq 't';
+	usleep(200_000);
+}
+note sprintf('every path down for 5 s: the standby caught up %.2f s after they came back', time - $start);
+is($caught_up, 't', 'every path back: the standby catches up');
+is(MptcpUtils::lab_psql($standby, sprintf($checksum_sql, 't_data')),
+	$expected, 'every path back: replicated data identical');
+is($primary->safe_psql('postgres', $walsender_sql),
+	$walsender, 'every path back: the same walsender, no reconnection');
+
 command_ok(
 	[
 		MptcpUtils::lab_client(
