@@ -154,7 +154,11 @@ own_workspace() {
 	mkdir -p "$WORKDIR/home"
 	if is_root; then
 		id "$TEST_USER" >/dev/null 2>&1 || die "test user $TEST_USER missing: run 'make deps' as root"
-		chown -R "$TEST_USER:" "$WORKDIR"
+		# (not the package chroots of deb.sh, deb/ and deb-SUITE/: their
+		# files belong to root and to the chroot's own users, and a build
+		# may be running there)
+		chown "$TEST_USER:" "$WORKDIR"
+		find "$WORKDIR" -mindepth 1 -maxdepth 1 ! -name 'deb' ! -name 'deb-*' -exec chown -R "$TEST_USER:" {} +
 		# The test user must reach the workspace through our checkout.
 		local d=$WORKDIR
 		while [ "$d" != / ]; do chmod o+x "$d" 2>/dev/null || true; d=$(dirname "$d"); done
