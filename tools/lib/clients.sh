@@ -135,7 +135,7 @@ clients_test_run() {
 	v=$(in_root dpkg-query -W -f='python3-psycopg ${Version}, python3-pg8000 ' python3-psycopg)
 	v="$v$(in_root dpkg-query -W -f='${Version}, mptcpize ' python3-pg8000)"
 	v="$v$(in_root dpkg-query -W -f='${Version}' mptcpize)"
-	echo "deb-test-clients: PASS ($n checks: $PG_SOURCE_PACKAGE $ver, Debian $PG_DEBIAN_SUITE; pgx $pgxver with ${gover#go version }, $v)"
+	echo "deb-test-clients: PASS ($n checks: $PG_SOURCE_PACKAGE $ver, Debian $DEB_SUITE; pgx $pgxver with ${gover#go version }, $v)"
 }
 
 clients_test_cleanup() {

@@ -127,7 +127,7 @@ managers_test_run() {
 			"$(stat -c %u "/proc/$pid") $(sed -n 's/^CapEff:[[:space:]]*//p' "/proc/$pid/status")" "$(in_root id -u postgres) 0000000000000000"
 	}
 
-	step "our packages, Patroni, etcd and repmgr from Debian $PG_DEBIAN_SUITE; 4 paths between A and B"
+	step "our packages, Patroni, etcd and repmgr from Debian $DEB_SUITE; 4 paths between A and B"
 	local debs=() ver p
 	deb_copy_ours
 	apt_in update
@@ -162,7 +162,7 @@ managers_test_run() {
 		managers_repmgr
 		managers_envfile
 	fi
-	echo "deb-test-managers: PASS ($n checks: $PG_SOURCE_PACKAGE $ver, Debian $PG_DEBIAN_SUITE; patroni $patroni_ver, etcd-server $etcd_ver, postgresql-$V-repmgr $repmgr_ver; 4 paths)"
+	echo "deb-test-managers: PASS ($n checks: $PG_SOURCE_PACKAGE $ver, Debian $DEB_SUITE; patroni $patroni_ver, etcd-server $etcd_ver, postgresql-$V-repmgr $repmgr_ver; 4 paths)"
 }
 
 # ---- 1. Patroni (called by managers_test_run, with its locals and helpers)
