@@ -196,23 +196,42 @@ $primary->safe_psql('postgres',
 $expected = $primary->safe_psql('postgres', sprintf($checksum_sql, 't_data'));
 my $target_lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
 
-MptcpUtils::lab_start_standby($standby);
-my $start = time;
-my $caught_up;
-my $standby_holed;
-while (time - $start < 240)
+# Has the standby replayed up to $lsn?  't' or 'f'.
+sub standby_replayed
 {
-	if (!$standby_holed && time - $start >= 1)
+	my ($lsn) = @_;
+	return MptcpUtils::lab_psql($standby,
+		"SELECT pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn");
+}
+
+# Wait at most $seconds for the standby to replay up to $lsn, calling
+# $each->(elapsed seconds) before each look; the last answer and the time
+# it took.
+sub wait_standby_replayed
+{
+	my ($lsn, $seconds, $each) = @_;
+	my $start = time;
+	my $replayed = '';
+	while (time - $start < $seconds)
 	{
+		$each->(time - $start) if $each;
+		$replayed = standby_replayed($lsn);
+		last if $replayed eq 't';
+		usleep(200_000);
+	}
+	return ($replayed, time - $start);
+}
+
+MptcpUtils::lab_start_standby($standby);
+my $standby_holed;
+my ($caught_up, $took) = wait_standby_replayed(
+	$target_lsn, 240,
+	sub {
+		return if $standby_holed || $_[0] < 1;
 		MptcpUtils::lab_blackhole(4);
 		$standby_holed = 1;
-	}
-	$caught_up = MptcpUtils::lab_psql($standby,
-		"SELECT pg_last_wal_replay_lsn() >= '$target_lsn'::pg_lsn");
-	last if $caught_up eq 't';
-	usleep(200_000);
-}
-note sprintf('standby catch-up: %.2f s, path 4 blackholed after 1 s', time - $start);
+	});
+note sprintf('standby catch-up: %.2f s, path 4 blackholed after 1 s', $took);
 is($caught_up, 't', 'standby catches up while a path is lost');
 is(MptcpUtils::lab_psql($standby, sprintf($checksum_sql, 't_data')),
 	$expected, 'standby: replicated data identical');
@@ -231,7 +250,7 @@ my $path4_sql =
   . "WHERE r.application_name = 'lab_standby' AND s.local_addr = '198.18.4.1'";
 my $before = $primary->safe_psql('postgres', $path4_sql);
 my $after = $before;
-$start = time;
+my $start = time;
 while (time - $start < 120 && $after <= $before + 1_000_000)
 {
 	$primary->safe_psql('postgres',
@@ -254,20 +273,11 @@ $primary->safe_psql('postgres',
 $expected = $primary->safe_psql('postgres', sprintf($checksum_sql, 't_data'));
 $target_lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
 sleep 5;
-is(MptcpUtils::lab_psql($standby,
-		"SELECT pg_last_wal_replay_lsn() >= '$target_lsn'::pg_lsn"),
+is(standby_replayed($target_lsn),
 	'f', 'every path down: the standby does not get the new rows');
 MptcpUtils::lab_restore($_) for 1 .. 4;
-$start = time;
-$caught_up = '';
-while (time - $start < 120)
-{
-	$caught_up = MptcpUtils::lab_psql($standby,
-		"SELECT pg_last_wal_replay_lsn() >= '$target_lsn'::pg_lsn");
-	last if $caught_up eq 't';
-	usleep(200_000);
-}
-note sprintf('every path down for 5 s: the standby caught up %.2f s after they came back', time - $start);
+($caught_up, $took) = wait_standby_replayed($target_lsn, 120);
+note sprintf('every path down for 5 s: the standby caught up %.2f s after they came back', $took);
 is($caught_up, 't', 'every path back: the standby catches up');
 is(MptcpUtils::lab_psql($standby, sprintf($checksum_sql, 't_data')),
 	$expected, 'every path back: replicated data identical');
