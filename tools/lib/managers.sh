@@ -24,8 +24,10 @@
 #     mptcp=1 in repmgr.conf's conninfo reaches it.
 #
 # 1. Patroni: etcd in A's namespace (on all 4 of A's addresses), Patroni on
-#    A and B with PGMPTCP=1 and synchronous_mode.  The standby's walreceiver
-#    has 4 subflows (pg_stat_mptcp, and ss in its namespace); pgbench on the
+#    A and B with synchronous_mode, first over TCP, then turned to MPTCP by
+#    the guide's rolling restart (patronictl edit-config --pg
+#    listen_mptcp=on, each Patroni restarted with PGMPTCP=1, a switchover
+#    in between, and back).  The standby's walreceiver has 4 subflows (pg_stat_mptcp, and ss in its namespace); pgbench on the
 #    primary while path 1 (the initial subflow's) is blackholed loses no
 #    acknowledged transaction (row counts and checksums on both nodes); the
 #    same after "patronictl switchover" and after a failover (the primary's
@@ -168,7 +170,7 @@ managers_test_run() {
 # ---- 1. Patroni (called by managers_test_run, with its locals and helpers)
 managers_patroni() {
 	local pdir=/var/lib/postgresql/patroni node addr
-	step "1. Patroni: etcd on A, Patroni on A and B with PGMPTCP=1 in its environment"
+	step "1. Patroni: etcd on A; a TCP cluster of A and B, turned to MPTCP by a rolling restart"
 	in_root install -d -o etcd -g etcd -m 700 /var/lib/etcd/mp
 	# etcd on all four of A's addresses: B's Patroni reaches it over any path
 	local urls=http://127.0.0.1:2379
@@ -222,7 +224,6 @@ managers_patroni() {
 		    rewind:
 		      username: postgres
 		  parameters:
-		    listen_mptcp: 'on'
 		    unix_socket_directories: ''
 		  pg_hba:
 		    - host all all 127.0.0.1/32 trust
@@ -232,19 +233,48 @@ managers_patroni() {
 		    - host replication all 198.18.0.0/15 trust
 		EOF
 	done
-	# patroni_start NODE: Patroni as a service runs it (Debian's unit: as
-	# postgres), PGMPTCP=1 in its environment (guide/replication-managers.md: a drop-in)
+	# patroni_start NODE [VAR=VALUE]: Patroni as a service runs it (Debian's
+	# unit: as postgres), with VAR in its environment (PGMPTCP=1:
+	# guide/replication-managers.md, a drop-in)
 	# (a simple command, not a function, in the background: its pid is
 	# Patroni's, every program on the way execs the next)
 	patroni_start() {
 		local ns=(nsenter -t "$srv" -n)
 		[ "$1" = a ] || ns=("$lab_sh" client "$lab")
 		# shellcheck disable=SC2086
-		"${ns[@]}" chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 $AS_PG PGMPTCP=1 \
+		"${ns[@]}" chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 $AS_PG ${2:-} \
 			patroni "/etc/patroni/$1.yml" >>"$MANAGERS_DIR/patroni-$1.log" 2>&1 &
 		eval "patroni_pid_$1=$!"
 		MANAGERS_PIDS="$MANAGERS_PIDS $!"
 	}
+	# patroni_stop NODE: as "systemctl stop patroni" (its server stops with it)
+	patroni_stop() {
+		local pid
+		pid=$(eval echo "\$patroni_pid_$1")
+		kill -TERM "$pid"
+		until_ok 60 gone "$pid" || fail "$1's Patroni did not stop in 60 s"
+	}
+	# switchover LEADER CANDIDATE
+	# (patronictl exits with 0 when the leader refuses: its words tell.
+	# The leader refuses while it cannot reach the candidate's REST API;
+	# 5 tries at most.)
+	switchover() {
+		local try
+		for try in 1 2 3 4 5; do
+			on a patronictl -c /etc/patroni/a.yml switchover --leader "$1" --candidate "$2" --force >"$MANAGERS_DIR/switchover.log" 2>&1 ||
+				fail "patronictl switchover: $(tail -3 "$MANAGERS_DIR/switchover.log")"
+			! grep -q 'failed, details' "$MANAGERS_DIR/switchover.log" || { sleep 5; continue; }
+			break
+		done
+		! grep -q 'failed, details' "$MANAGERS_DIR/switchover.log" ||
+			fail "patronictl switchover: $(tail -1 "$MANAGERS_DIR/switchover.log")"
+		ok "patronictl switchover --leader $1 --candidate $2 (try $try)"
+	}
+	# "on" or "off", and whether a restart is pending for it, on NODE
+	listen_mptcp_state() {
+		sql "$1" 5432 -c "SELECT setting || CASE WHEN pending_restart THEN ', restart pending' ELSE '' END FROM pg_settings WHERE name = 'listen_mptcp'"
+	}
+	local wr_tcp_sql="SELECT mptcp FROM pg_stat_mptcp JOIN pg_stat_wal_receiver USING (pid) WHERE status = 'streaming'"
 	# "a:Leader:running b:Sync Standby:streaming", from patronictl on A
 	members() {
 		on a patronictl -c /etc/patroni/a.yml list -f json 2>/dev/null |
@@ -263,12 +293,36 @@ managers_patroni() {
 	local ldata=$pdir/a sdata=$pdir/b
 	: >"$MANAGERS_DIR/patroni-a.log"
 	: >"$MANAGERS_DIR/patroni-b.log"
+	# A cluster as it runs before MPTCP: no listen_mptcp, no PGMPTCP.
 	patroni_start a
 	wait_members "a:Leader:running"
 	sql a 5432 -c "CREATE EXTENSION mptcpinfo"
 	patroni_start b
 	wait_members "a:Leader:running b:Sync Standby:streaming"
-	expect "listen_mptcp = on on the leader (Patroni's parameters)" "$(sql a 5432 -c 'SHOW listen_mptcp')" on
+	expect "before: B's walreceiver is on TCP" "$(sql b 5432 -c "$wr_tcp_sql")" f
+
+	# The rolling restart of guide/replication-managers.md: the setting
+	# in the DCS once, then each standby's Patroni restarted with PGMPTCP=1,
+	# a switchover, and the old leader's Patroni restarted.
+	on a patronictl -c /etc/patroni/a.yml edit-config --pg listen_mptcp=on --force >"$MANAGERS_DIR/edit-config.log" 2>&1 ||
+		fail "patronictl edit-config: $(tail -3 "$MANAGERS_DIR/edit-config.log")"
+	until_ok 30 test "$(listen_mptcp_state b)" = "off, restart pending" || true
+	expect "patronictl edit-config --pg listen_mptcp=on: A waits for a restart" "$(listen_mptcp_state a)" "off, restart pending"
+	expect "and so does B" "$(listen_mptcp_state b)" "off, restart pending"
+	patroni_stop b
+	patroni_start b PGMPTCP=1
+	wait_members "a:Leader:running b:Sync Standby:streaming"
+	expect "B restarted: listen_mptcp is on" "$(listen_mptcp_state b)" on
+	expect "B's walreceiver is still on TCP: A does not listen for MPTCP yet" "$(sql b 5432 -c "$wr_tcp_sql")" f
+	switchover a b
+	wait_members "a:Sync Standby:streaming b:Leader:running"
+	patroni_stop a
+	patroni_start a PGMPTCP=1
+	wait_members "a:Sync Standby:streaming b:Leader:running"
+	expect "A restarted: listen_mptcp is on" "$(listen_mptcp_state a)" on
+	expect "A's walreceiver is multipath, to B" "$(sql a 5432 -c "$wr_sql")" "true 4"
+	switchover b a
+	wait_members "a:Leader:running b:Sync Standby:streaming"
 	no_caps a "$ldata" "A"
 	no_caps b "$sdata" "B"
 	# What Patroni wrote: no mptcp in primary_conninfo (format_dsn's list);
@@ -334,19 +388,7 @@ managers_patroni() {
 	expect "B's walreceiver is still multipath after the blackhole" "$(sql b 5432 -c "$wr_sql")" "true 4"
 
 	step "patronictl switchover: B leads, A follows"
-	# (patronictl exits with 0 when the leader refuses: its words tell.
-	# The leader refuses while it cannot reach the candidate's REST API;
-	# 5 tries at most.)
-	local try
-	for try in 1 2 3 4 5; do
-		on a patronictl -c /etc/patroni/a.yml switchover --leader a --candidate b --force >"$MANAGERS_DIR/switchover.log" 2>&1 ||
-			fail "patronictl switchover: $(tail -3 "$MANAGERS_DIR/switchover.log")"
-		! grep -q 'failed, details' "$MANAGERS_DIR/switchover.log" || { sleep 5; continue; }
-		break
-	done
-	! grep -q 'failed, details' "$MANAGERS_DIR/switchover.log" ||
-		fail "patronictl switchover: $(tail -1 "$MANAGERS_DIR/switchover.log")"
-	ok "patronictl switchover --leader a --candidate b (try $try)"
+	switchover a b
 	wait_members "a:Sync Standby:streaming b:Leader:running"
 	expect "A's walreceiver is multipath (after the switchover)" "$(sql a 5432 -c "$wr_sql")" "true 4"
 	expect "A's walreceiver: subflows over all 4 paths (ss in A's namespace)" "$(subflow_paths a 5432)" "$all_paths"
@@ -358,13 +400,12 @@ managers_patroni() {
 	expect "A has B's new rows ($suma)" "$(sql a 5432 -c "$chk_sql")" "$suma"
 
 	step "failover: the primary's (B's) Patroni stopped, then started again"
-	kill -TERM "$patroni_pid_b"
-	until_ok 60 gone "$patroni_pid_b" || fail "B's Patroni did not stop in 60 s"
+	patroni_stop b
 	[ ! -e "$R$sdata/postmaster.pid" ] && ok "B's Patroni stopped, and its server with it" ||
 		fail "B's server still runs after its Patroni stopped"
 	wait_members "a:Leader:running"
 	sql a 5432 -c "INSERT INTO after_switchover SELECT g, md5(g::text) FROM generate_series(50001, 60000) g"
-	patroni_start b
+	patroni_start b PGMPTCP=1
 	wait_members "a:Leader:running b:Sync Standby:streaming"
 	expect "B's walreceiver is multipath (after the failover)" "$(sql b 5432 -c "$wr_sql")" "true 4"
 	expect "B's walreceiver: subflows over all 4 paths (ss in B's namespace)" "$(subflow_paths b 5432)" "$all_paths"
