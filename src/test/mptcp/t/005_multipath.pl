@@ -42,6 +42,8 @@ $primary->append_conf(
 listen_mptcp = on
 listen_addresses = '*'
 wal_keep_size = '1GB'
+# before Linux 6.15, the walsender's subflows are shown only this way
+shared_preload_libraries = 'mptcpinfo'
 ));
 $primary->append_conf(
 	'pg_hba.conf', q(
@@ -283,6 +285,41 @@ is(MptcpUtils::lab_psql($standby, sprintf($checksum_sql, 't_data')),
 	$expected, 'every path back: replicated data identical');
 is($primary->safe_psql('postgres', $walsender_sql),
 	$walsender, 'every path back: the same walsender, no reconnection');
+
+# A longer outage than the replication timeouts (3 s here, 60 s by
+# default): both ends drop the connection, and once the paths are back the
+# walreceiver connects again, over MPTCP and every path again.
+$primary->append_conf('postgresql.conf', "wal_sender_timeout = '3s'");
+$primary->reload;
+MptcpUtils::lab_psql($standby, "ALTER SYSTEM SET wal_receiver_timeout = '3s'");
+MptcpUtils::lab_psql($standby, 'SELECT pg_reload_conf()');
+MptcpUtils::lab_blackhole($_) for 1 .. 4;
+$primary->safe_psql('postgres',
+	"INSERT INTO t_data SELECT g, 'written during the long outage' FROM generate_series(2 * $nrows + 1001, 2 * $nrows + 2000) g"
+);
+$expected = $primary->safe_psql('postgres', sprintf($checksum_sql, 't_data'));
+$target_lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
+sleep 12;
+is($primary->safe_psql('postgres', $walsender_sql),
+	'', 'every path down for 12 s: the walsender timed out');
+MptcpUtils::lab_restore($_) for 1 .. 4;
+($caught_up, $took) = wait_standby_replayed($target_lsn, 120);
+note sprintf('every path down for 12 s: the standby caught up %.2f s after they came back', $took);
+is($caught_up, 't', 'long outage: the standby reconnects and catches up');
+is(MptcpUtils::lab_psql($standby, sprintf($checksum_sql, 't_data')),
+	$expected, 'long outage: replicated data identical');
+my $rejoined_sql =
+  "SELECT m.mptcp || ' ' || m.subflows FROM pg_stat_mptcp m JOIN pg_stat_replication r USING (pid) "
+  . "WHERE r.application_name = 'lab_standby'";
+my $rejoined = '';
+$start = time;
+while (time - $start < 60)
+{
+	$rejoined = $primary->safe_psql('postgres', $rejoined_sql);
+	last if $rejoined eq 'true 4';
+	usleep(200_000);
+}
+is($rejoined, 'true 4', 'long outage: the new connection is MPTCP, on 4 subflows');
 
 command_ok(
 	[
