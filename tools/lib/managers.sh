@@ -417,6 +417,17 @@ managers_patroni() {
 	expect "B has the same rows ($suma)" "$(sql b 5432 -c "$chk_sql")" "$suma"
 	expect "and the pgbench data, unchanged" "$(sql b 5432 -c "$sum_sql")" "$sumb"
 
+	# Going back: listen_mptcp out of the DCS, so that out of each node's
+	# postgresql.conf (a stock server refuses to start with it, even off).
+	# conf_lines: the lines that set listen_mptcp in either node's files
+	conf_lines() { cat "$R$ldata"/*.conf "$R$sdata"/*.conf | grep -E '^[[:space:]]*listen_mptcp' || true; }
+	conf_lines | sed 's/^/# /'
+	expect "before: listen_mptcp in A's and B's configuration files (from the DCS)" "$(conf_lines | wc -l)" 2
+	on a patronictl -c /etc/patroni/a.yml edit-config --pg listen_mptcp=null --force >"$MANAGERS_DIR/edit-config.log" 2>&1 ||
+		fail "patronictl edit-config --pg listen_mptcp=null: $(tail -3 "$MANAGERS_DIR/edit-config.log")"
+	until_ok 30 eval 'test -z "$(conf_lines)"' || true
+	expect "edit-config --pg listen_mptcp=null: no listen_mptcp in A's and B's configuration files" "$(conf_lines | wc -l)" 0
+
 	# Patroni and etcd stop here: repmgr's nodes use the same port.
 	local pid
 	for pid in $patroni_pid_a $patroni_pid_b; do kill -TERM "$pid" 2>/dev/null || true; done
