@@ -156,6 +156,7 @@ cmd_verify_guide() {
 # Each patch in order builds on its own: a second work tree moved from
 # commit to commit, built incrementally.
 cmd_verify_patch_builds() {
+	! uses_autoconf || { autoconf_verify_patch_builds; return; }
 	# (verify/pg and verify/build sit like pg/ and build/: same relative
 	# paths, so ccache hits wherever a commit's sources equal the final ones)
 	local wt=$WORKDIR/verify/pg bd=$WORKDIR/verify/build c n=0
@@ -460,12 +461,15 @@ cmd_verify_old_glibc() {
 
 # The documentation is valid DocBook.
 cmd_verify_docs() {
+	# (PostgreSQL 15: the Makefile's xmllint --valid of the whole book)
+	! uses_autoconf || { as_tester make -C "$BUILD/doc/src/sgml" check; return; }
 	as_tester meson configure "$BUILD" -Ddocs=enabled >/dev/null
 	as_tester ninja -C "$BUILD" doc/src/sgml/postgres-full.xml
 }
 
 # pgindent leaves our C code as it is.
 cmd_verify_pgindent() {
+	! uses_autoconf || { echo "pgindent: skipped, PostgreSQL $PG_MAJOR has no pg_bsd_indent in its tree (16 added it)"; exit 77; }
 	local files
 	files=$(g diff --name-only --diff-filter=AM upstream HEAD -- '*.c' '*.h' |
 		grep -v -e '^src/include/pg_config' || true)
@@ -507,6 +511,11 @@ cmd_check() {
 		# also need unprivileged user namespaces and skip without them.
 		export PG_TEST_EXTRA=mptcp
 	fi
+	# (PostgreSQL 15, no meson: "make check" in each suite's directory, build.sh)
+	if uses_autoconf; then
+		# shellcheck disable=SC2046
+		autoconf_check $(check_suites)
+	else
 	# (PostgreSQL 17's meson gives the tests its PG_TEST_EXTRA option, not
 	# the environment's; 18 takes either)
 	as_tester meson configure "$BUILD" -DPG_TEST_EXTRA="${PG_TEST_EXTRA:-}" >/dev/null
@@ -517,6 +526,7 @@ cmd_check() {
 	local log=$BUILD/meson-logs/testlog.json
 	rm -f "$log" "$log.all"
 	as_tester meson test -C "$BUILD" --print-errorlogs --no-rebuild "${suites[@]}" ${MESON_TEST_ARGS:-} || true
+	fi
 	if [ -n "$(check_tests)" ]; then
 		# (a second run: meson selects by suite or by name, not both)
 		cat "$log" >"$log.all" 2>/dev/null || true
