@@ -340,7 +340,9 @@ deb_test_run() {
 	# pgvector, where the suite builds it for this major: an extension
 	# package built against the stock server must keep working on ours
 	local vector=
-	[ -z "$stock" ] || vector=postgresql-$V-pgvector
+	# (bookworm has none: pgvector came to Debian in trixie)
+	[ -z "$stock" ] || [ -z "$(in_root apt-cache policy "postgresql-$V-pgvector" | sed -n 's/^ *Candidate: //p' | grep -v '(none)')" ] ||
+		vector=postgresql-$V-pgvector
 	local sum vec=
 	# the cluster "main", as a DBA makes it, with 100,000 rows
 	new_cluster_with_data() {
@@ -362,9 +364,9 @@ deb_test_run() {
 		[ -z "$vector" ] || { [ -n "$vec" ] && ok "pgvector: hnsw index answers ($vec)" || fail "pgvector query"; }
 	}
 	if [ -n "$stock" ]; then
-		echo "# 1. Debian's stock server $stock and pgvector built against it"
+		echo "# 1. Debian's stock server $stock${vector:+ and pgvector built against it}"
 		apt_in install --no-install-recommends $(for p in $stock_pkgs; do echo "$p=$stock"; done) \
-			"$vector" python3-psycopg2 || fail "apt-get install of the stock packages (log: $DEB_DIR/test-apt.log)"
+			${vector:+"$vector"} python3-psycopg2 || fail "apt-get install of the stock packages (log: $DEB_DIR/test-apt.log)"
 		expect "stock postgresql-$V installed" "$(in_root dpkg-query -W -f='${Version}' "postgresql-$V")" "$stock"
 		new_cluster_with_data
 	else
@@ -479,7 +481,7 @@ print(cur.fetchone()[0])" "$wait_sql")" "true 2"
 	[ "$(psql_at 5432 -c "SELECT count(*) FROM pg_settings WHERE name = 'listen_mptcp'")" = 0 ] &&
 		ok "the stock server runs (no listen_mptcp)" || fail "still our server"
 	expect "data intact after going back" "$(psql_at 5432 -c "$checksum_sql")" "$sum2"
-	expect "pgvector still works" "$(psql_at 5432 -c "$vector_sql")" "$vec"
+	[ -z "$vector" ] || expect "pgvector still works" "$(psql_at 5432 -c "$vector_sql")" "$vec"
 	psql_at 5432 -c "INSERT INTO items VALUES (100002, 'after going back', '[0,0,0]')"
 	sum2=$(psql_at 5432 -c "$checksum_sql")
 	expect "the standby streams with the stock libpq (checksum)" "$(standby_checksum "$sum2")" "$sum2"
