@@ -55,7 +55,8 @@ apply_one() {
 		done <"$files"
 	fi
 	g mailinfo -b "$tmp/msg" "$tmp/diff" <"$SERIES_DIR/$p" >"$tmp/info"
-	if [ -s "$tmp/diff" ]; then
+	# (a patch whose files are all overlay files has a message and no diff)
+	if grep -q '^diff --git ' "$tmp/diff"; then
 		# git apply never fuzzes; also refuse offsets so patches stay exact.
 		if ! g apply --index --verbose --whitespace=nowarn "$tmp/diff" >"$tmp/log" 2>&1 ||
 			grep -q 'offset' "$tmp/log"; then
