@@ -200,18 +200,10 @@ autoconf_test_results() {
 autoconf_verify_patch_builds() {
 	local wt=$WORKDIR/verify/pg bd=$WORKDIR/verify/build c n=0 cc=gcc
 	command -v ccache >/dev/null && cc="ccache gcc"
-	mkdir -p "$WORKDIR/verify"
-	own_workspace
-	if [ ! -e "$wt/.git" ]; then
-		rm -rf "$wt"
-		g worktree prune
-		g worktree add -q --detach "$wt" upstream
-	fi
-	is_root && chown -R "$TEST_USER:" "$WORKDIR/verify"
+	patch_builds_worktree
 	for c in $(g rev-list --reverse upstream..HEAD); do
 		n=$((n + 1))
-		git -c safe.directory='*' -C "$wt" checkout -q --detach "$c"
-		is_root && chown -R "$TEST_USER:" "$wt"
+		patch_builds_checkout "$c"
 		if [ ! -f "$bd/GNUmakefile" ]; then
 			mkdir -p "$bd"
 			is_root && chown "$TEST_USER:" "$bd"

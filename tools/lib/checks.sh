@@ -153,25 +153,35 @@ cmd_verify_guide() {
 		bash bench/try-it.sh "$PREFIX/bin")
 }
 
+# The second work tree of patch-builds, $WORKDIR/verify/pg, for the test
+# user.  (verify/pg and verify/build sit like pg/ and build/: same relative
+# paths, so ccache hits wherever a commit's sources equal the final ones)
+patch_builds_worktree() {
+	mkdir -p "$WORKDIR/verify"
+	own_workspace
+	if [ ! -e "$WORKDIR/verify/pg/.git" ]; then
+		rm -rf "$WORKDIR/verify/pg"
+		g worktree prune
+		g worktree add -q --detach "$WORKDIR/verify/pg" upstream
+	fi
+	is_root && chown -R "$TEST_USER:" "$WORKDIR/verify"
+}
+
+# patch_builds_checkout COMMIT: that commit in the second work tree
+patch_builds_checkout() {
+	git -c safe.directory='*' -C "$WORKDIR/verify/pg" checkout -q --detach "$1"
+	is_root && chown -R "$TEST_USER:" "$WORKDIR/verify/pg"
+}
+
 # Each patch in order builds on its own: a second work tree moved from
 # commit to commit, built incrementally.
 cmd_verify_patch_builds() {
 	! uses_autoconf || { autoconf_verify_patch_builds; return; }
-	# (verify/pg and verify/build sit like pg/ and build/: same relative
-	# paths, so ccache hits wherever a commit's sources equal the final ones)
 	local wt=$WORKDIR/verify/pg bd=$WORKDIR/verify/build c n=0
-	mkdir -p "$WORKDIR/verify"
-	own_workspace
-	if [ ! -e "$wt/.git" ]; then
-		rm -rf "$wt"
-		g worktree prune
-		g worktree add -q --detach "$wt" upstream
-	fi
-	is_root && chown -R "$TEST_USER:" "$WORKDIR/verify"
+	patch_builds_worktree
 	for c in $(g rev-list --reverse upstream..HEAD); do
 		n=$((n + 1))
-		git -c safe.directory='*' -C "$wt" checkout -q --detach "$c"
-		is_root && chown -R "$TEST_USER:" "$wt"
+		patch_builds_checkout "$c"
 		if [ ! -f "$bd/build.ninja" ]; then
 			as_tester meson setup "$bd" "$wt" "${MESON_OPTS[@]}" >/dev/null ||
 				die "patch $n ($(g log -1 --format=%s "$c")): meson setup failed"
