@@ -268,21 +268,40 @@ cmp_ok($after, '>', $before + 1_000_000,
 my $walsender_sql =
   "SELECT pid FROM pg_stat_replication WHERE application_name = 'lab_standby'";
 my $walsender = $primary->safe_psql('postgres', $walsender_sql);
-MptcpUtils::lab_blackhole($_) for 1 .. 4;
-$primary->safe_psql('postgres',
-	"INSERT INTO t_data SELECT g, 'written while every path was down' FROM generate_series(2 * $nrows + 1, 2 * $nrows + 1000) g"
-);
-$expected = $primary->safe_psql('postgres', sprintf($checksum_sql, 't_data'));
-$target_lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
+
+# Blackhole every path, then write 1000 rows from id $first on the primary;
+# the checksum the standby must reach, and the LSN it must replay.
+sub every_path_down_writing
+{
+	my ($first, $payload) = @_;
+	MptcpUtils::lab_blackhole($_) for 1 .. 4;
+	$primary->safe_psql('postgres',
+		"INSERT INTO t_data SELECT g, '$payload' FROM generate_series($first, $first + 999) g");
+	return (
+		$primary->safe_psql('postgres', sprintf($checksum_sql, 't_data')),
+		$primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()'));
+}
+
+# Restore every path after $seconds down: the standby catches up with the
+# rows ($what names the case in the test names).
+sub every_path_back
+{
+	my ($seconds, $what) = @_;
+	MptcpUtils::lab_restore($_) for 1 .. 4;
+	my ($caught_up, $took) = wait_standby_replayed($target_lsn, 120);
+	note sprintf('every path down for %d s: the standby caught up %.2f s after they came back',
+		$seconds, $took);
+	is($caught_up, 't', "$what: the standby catches up");
+	is(MptcpUtils::lab_psql($standby, sprintf($checksum_sql, 't_data')),
+		$expected, "$what: replicated data identical");
+}
+
+($expected, $target_lsn) =
+  every_path_down_writing(2 * $nrows + 1, 'written while every path was down');
 sleep 5;
 is(standby_replayed($target_lsn),
 	'f', 'every path down: the standby does not get the new rows');
-MptcpUtils::lab_restore($_) for 1 .. 4;
-($caught_up, $took) = wait_standby_replayed($target_lsn, 120);
-note sprintf('every path down for 5 s: the standby caught up %.2f s after they came back', $took);
-is($caught_up, 't', 'every path back: the standby catches up');
-is(MptcpUtils::lab_psql($standby, sprintf($checksum_sql, 't_data')),
-	$expected, 'every path back: replicated data identical');
+every_path_back(5, 'every path back');
 is($primary->safe_psql('postgres', $walsender_sql),
 	$walsender, 'every path back: the same walsender, no reconnection');
 
@@ -293,21 +312,12 @@ $primary->append_conf('postgresql.conf', "wal_sender_timeout = '3s'");
 $primary->reload;
 MptcpUtils::lab_psql($standby, "ALTER SYSTEM SET wal_receiver_timeout = '3s'");
 MptcpUtils::lab_psql($standby, 'SELECT pg_reload_conf()');
-MptcpUtils::lab_blackhole($_) for 1 .. 4;
-$primary->safe_psql('postgres',
-	"INSERT INTO t_data SELECT g, 'written during the long outage' FROM generate_series(2 * $nrows + 1001, 2 * $nrows + 2000) g"
-);
-$expected = $primary->safe_psql('postgres', sprintf($checksum_sql, 't_data'));
-$target_lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
+($expected, $target_lsn) =
+  every_path_down_writing(2 * $nrows + 1001, 'written during the long outage');
 sleep 12;
 is($primary->safe_psql('postgres', $walsender_sql),
 	'', 'every path down for 12 s: the walsender timed out');
-MptcpUtils::lab_restore($_) for 1 .. 4;
-($caught_up, $took) = wait_standby_replayed($target_lsn, 120);
-note sprintf('every path down for 12 s: the standby caught up %.2f s after they came back', $took);
-is($caught_up, 't', 'long outage: the standby reconnects and catches up');
-is(MptcpUtils::lab_psql($standby, sprintf($checksum_sql, 't_data')),
-	$expected, 'long outage: replicated data identical');
+every_path_back(12, 'long outage');
 my $rejoined_sql =
   "SELECT m.mptcp || ' ' || m.subflows FROM pg_stat_mptcp m JOIN pg_stat_replication r USING (pid) "
   . "WHERE r.application_name = 'lab_standby'";
