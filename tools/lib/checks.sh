@@ -648,8 +648,7 @@ Linux $kernels (qemu, unprivileged server): $(kernels_ci_line) within its budget
 		else
 			rc=1
 			summary="$summary
-Linux $kernels (qemu, unprivileged server): FAILED: $(kernels_ci_line) ($(($(date +%s) - kernels_start)) s); the guest's last lines:
-$(kernels_last_lines "$TOP/.work/kernels/$kernels/run" | sed 's/^/  /')"
+Linux $kernels (qemu, unprivileged server): FAILED: $(kernels_ci_line) ($(($(date +%s) - kernels_start)) s); $(kernels_failure_lines "$TOP/.work/kernels/$kernels/run")"
 		fi
 		cat "$kernels_log"
 	fi
@@ -688,6 +687,26 @@ README quick start (deb-test-quickstart): skipped, no packages built here ('make
 }
 
 # "N passed, M failed" from the last check-kernels summary
+# kernels_failure_lines RUN: each test that failed, with its failing
+# subtests and their diagnostics; the guest's last lines when no test failed
+# (it stopped before or between them)
+kernels_failure_lines() {
+	local run=$1 t tap
+	if grep -qE '^[^ ]+ +[^ ]+ +(FAIL|TIMEOUT)' "$TOP/.work/kernels/summary.txt" 2>/dev/null; then
+		echo "the tests that failed:"
+		grep -E '^[^ ]+ +[^ ]+ +(FAIL|TIMEOUT)' "$TOP/.work/kernels/summary.txt" |
+			while read -r _ t _; do
+				echo "  $t:"
+				tap=$run/${t//\//_}.tap
+				[ -s "$tap" ] || { echo "    (no TAP output; see $run/guest.log)"; continue; }
+				grep -E '^(not ok|#)' "$tap" | grep -vE '^# (Subtest|Looks like you)' | tail -8 | sed 's/^/    /'
+			done
+	else
+		echo "the guest's last lines:"
+		kernels_last_lines "$run" | sed 's/^/  /'
+	fi
+}
+
 kernels_ci_line() {
 	awk 'NR > 1 && NF >= 3 && $3 ~ /^(PASS|FAIL|TIMEOUT|UNFINISHED|NOT-RUN|SKIP)$/ { n[$3]++ }
 		END { printf "%d passed, %d failed, %d not reached", n["PASS"], n["FAIL"] + n["TIMEOUT"], n["UNFINISHED"] + n["NOT-RUN"] }' \
