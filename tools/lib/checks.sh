@@ -124,7 +124,7 @@ cmd_verify_export() {
 # "make install" gives the production build: -O2 and no assertions.
 cmd_verify_install() {
 	cmd_install >/dev/null
-	local cflags dir assertions
+	local cflags dir assertions o2_from="pg_config --cflags has -O2"
 	cflags=$(as_tester "$PREFIX/bin/pg_config" --cflags)
 	local commands=$RELEASE_BUILD/compile_commands.json
 	if [ -f "$commands" ] && ! grep -q cflags_builtin "$TREE/meson.build"; then
@@ -132,7 +132,7 @@ cmd_verify_install() {
 		# as -O2: that came in 17, commit 3482bab5e3.  The compiler's
 		# command lines do.)
 		grep -q '"command"' "$commands" && ! grep '"command"' "$commands" | grep -qv -- ' -O2 ' &&
-			cflags="$cflags -O2" && echo "install: pg_config shows no -O flags here; every compiler command of the release build has -O2"
+			cflags="$cflags -O2" && o2_from="every compiler command of the release build has -O2 (pg_config shows no -O flags here)"
 	fi
 	grep -qw -- -O2 <<<"$cflags" || die "pg_config --cflags of $PREFIX has no -O2: $cflags"
 	dir=$(mktemp -d "$WORKDIR/verify-install.XXXXXX")
@@ -141,7 +141,7 @@ cmd_verify_install() {
 	assertions=$(as_tester "$PREFIX/bin/postgres" -D "$dir/data" -C debug_assertions)
 	rm -rf "$dir"
 	[ "$assertions" = off ] || die "the installed server has debug_assertions = $assertions"
-	echo "install: pg_config --cflags has -O2, debug_assertions = off"
+	echo "install: $o2_from, debug_assertions = off"
 }
 
 # README.mptcp's "Try it here" works: bench/try-it.sh in a namespace.

@@ -42,7 +42,9 @@ sub find_program
 	{
 		for my $dir (split /:/, $ENV{PATH} // '')
 		{
-			return "$dir/$name" if $dir ne '' && -x "$dir/$name";
+			# (-f: make check puts the test's directory in PATH, which has
+			# a directory postgres_exporter)
+			return "$dir/$name" if $dir ne '' && -f "$dir/$name" && -x _;
 		}
 	}
 	return undef;

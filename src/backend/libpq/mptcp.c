@@ -42,8 +42,9 @@ static bool mptcp_unavailable_inet6 = false;
 static bool mptcp_options_checked = false;
 
 /*
- * Report, once, the TCP options that pq_init() will set on client
- * connections with the server's settings and that the running kernel
+ * Report, once, the TCP options that the server sets on each client
+ * connection (pq_init(); StreamConnection() before 17) with the server's
+ * settings and that the running kernel
  * refuses on MPTCP sockets (support grew from Linux 5.17 on;
  * TCP_USER_TIMEOUT is still refused in 6.18).  An option whose setting is
  * 0 (the system default) is never set, so it is not named.  Connections
