@@ -686,7 +686,6 @@ $line"
 README quick start (deb-test-quickstart): skipped, no packages built here ('make deb PG_MAJOR=17' first, 11 to 15 minutes)"
 }
 
-# "N passed, M failed" from the last check-kernels summary
 # kernels_failure_lines RUN: each test that failed, with its failing
 # subtests and their diagnostics; the guest's last lines when no test failed
 # (it stopped before or between them)
@@ -707,6 +706,7 @@ kernels_failure_lines() {
 	fi
 }
 
+# "N passed, M failed" from the last check-kernels summary
 kernels_ci_line() {
 	awk 'NR > 1 && NF >= 3 && $3 ~ /^(PASS|FAIL|TIMEOUT|UNFINISHED|NOT-RUN|SKIP)$/ { n[$3]++ }
 		END { printf "%d passed, %d failed, %d not reached", n["PASS"], n["FAIL"] + n["TIMEOUT"], n["UNFINISHED"] + n["NOT-RUN"] }' \
