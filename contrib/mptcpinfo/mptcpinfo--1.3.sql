@@ -66,9 +66,9 @@ CREATE VIEW pg_stat_mptcp_subflows AS
     SELECT * FROM pg_stat_get_mptcp_subflows();
 
 -- Everyone may read pg_stat_mptcp, as pg_stat_activity; other roles'
--- connections show only their pid.  pg_stat_mptcp_subflows makes server
--- processes read their sockets (or, without shared_preload_libraries,
--- dumps every TCP socket of the network namespace): pg_read_all_stats only.
+-- connections show only their pid.  pg_stat_mptcp_subflows can make
+-- server processes report their subflows (before Linux 6.15, with
+-- shared_preload_libraries): pg_read_all_stats only.
 GRANT SELECT ON pg_stat_mptcp TO PUBLIC;
 REVOKE ALL ON FUNCTION pg_stat_get_mptcp_subflows() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pg_stat_get_mptcp_subflows() TO pg_read_all_stats;

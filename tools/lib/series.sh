@@ -304,12 +304,12 @@ export_shape() {
 shape_one_sql_version() {
 	local v f
 	v=$(sed -n "s/^default_version = '\(.*\)'$/\1/p" mptcpinfo.control)
-	[ -f "mptcpinfo--$v.sql" ] || return 1
+	[ -f "mptcpinfo--$v.sql" ] || install_script_of "$v" || return 1
 	for f in mptcpinfo--*.sql; do
 		[ "$f" = "mptcpinfo--$v.sql" ] || rm "$f"
 	done
 	if [ "$v" != 1.0 ]; then
-		sed "1s|mptcpinfo--$v.sql|mptcpinfo--1.0.sql|" "mptcpinfo--$v.sql" >mptcpinfo--1.0.sql
+		sed "1s|mptcpinfo--[0-9.]*\.sql|mptcpinfo--1.0.sql|" "mptcpinfo--$v.sql" >mptcpinfo--1.0.sql
 		rm "mptcpinfo--$v.sql"
 	fi
 	sed -i "s/^default_version = .*/default_version = '1.0'/" mptcpinfo.control
@@ -320,6 +320,47 @@ shape_one_sql_version() {
 	perl -0pi -e 's/ \(updates from earlier versions: mptcpinfo_upgrade.sql\)//' sql/mptcpinfo.sql expected/mptcpinfo.out
 	perl -0pi -e 's{\n *<para>\s*In version 1\.\d and earlier.*?</para>\n}{\n}gs' ../../doc/src/sgml/mptcpinfo.sgml
 	! grep -q -e mptcpinfo_upgrade -e "mptcpinfo--1\.[1-9]" Makefile meson.build sql/*.sql expected/*.out
+}
+
+# install_script_of V: mptcpinfo--V.sql made from the newest install script
+# and the update scripts from it to V, as upstream adds a version with an
+# update script only.  An update that drops and creates an object again
+# puts its new definition where the install script had the old one; its
+# grants that the install script already has are left out; anything else
+# it does comes after.  Fails on a statement it does not know.
+install_script_of() {
+	local v=$1 cur base next
+	base=$(ls mptcpinfo--*.sql | grep -v -- '--.*--' | sort -V | tail -1)
+	cur=${base#mptcpinfo--}
+	cur=${cur%.sql}
+	cp "$base" "mptcpinfo--$v.sql.new"
+	while [ "$cur" != "$v" ]; do
+		next=$(ls "mptcpinfo--$cur--"*.sql 2>/dev/null) && [ "$(wc -w <<<"$next")" = 1 ] || return 1
+		perl -0 -e '
+			my ($script, $update) = map { local $/; open my $f, "<", $_ or die "$_: $!"; <$f> } @ARGV;
+			$update =~ s/\A.*?\\quit\n//s or die "no header\n";
+			my (%dropped, $after);
+			while ($update =~ /\G((?:[ \t]*(?:--[^\n]*)?\n)*)((?:CREATE|DROP|GRANT|REVOKE|ALTER|COMMENT)\b[^;]*;\n)/gc)
+			{
+				my ($comment, $stmt) = ($1, $2);
+				if ($stmt =~ /^DROP (?:VIEW|FUNCTION) (\w+)/) { $dropped{$1} = 1; next; }
+				if ($stmt =~ /^CREATE (VIEW|FUNCTION) (\w+)\b/ && $dropped{$2})
+				{
+					$script =~ s/^CREATE $1 $2\b[^;]*;\n/$stmt/m or die "no CREATE $1 $2 to replace\n";
+					next;
+				}
+				next if $stmt =~ /^(?:GRANT|REVOKE) / && index($script, $stmt) >= 0;
+				$after .= $comment . $stmt;
+			}
+			$update =~ /\G\s*\z/gc or die "a statement not understood: " . substr($update, pos($update) // 0, 60) . "\n";
+			$after =~ s/\A\n+//;
+			print $script, (defined $after ? "\n$after" : "");
+		' "mptcpinfo--$v.sql.new" "$next" >"mptcpinfo--$v.sql.tmp" || return 1
+		mv "mptcpinfo--$v.sql.tmp" "mptcpinfo--$v.sql.new"
+		cur=${next#mptcpinfo--$cur--}
+		cur=${cur%.sql}
+	done
+	mv "mptcpinfo--$v.sql.new" "mptcpinfo--$v.sql"
 }
 
 # patches/MAJOR/cover-letter(-NAME): its first line is the subject, the
@@ -362,6 +403,13 @@ cmd_verify() {
 	[ "$(git -C "$tmp/pristine" rev-parse 'HEAD^{tree}')" = "$(g rev-parse 'HEAD^{tree}')" ] ||
 		die "verify: git am of the exported series gives a different tree"
 	note "verify: exported $PG_MAJOR series ($(ls "$tmp/export" | grep -vc -e '-0000-cover-letter.patch$') patches) applies with git am to pristine $UPVER"
+
+	# (master's review export shapes the series; every major checks the
+	# shaping, since CI cannot fetch master)
+	export_shape "$tmp/shaped"
+	[ "$(ls "$tmp/shaped/contrib/mptcpinfo"/mptcpinfo--*.sql | wc -l)" = 1 ] ||
+		die "verify: the series shaped for review has more than one SQL script"
+	note "verify: the series shaped for review has one SQL script, mptcpinfo--1.0.sql"
 
 	local hits
 	# (README.md and .gitignore are ours at the top; upstream has its own)
