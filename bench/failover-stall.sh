@@ -38,6 +38,13 @@
 #              keepalives_*); MPTCP passes them to every subflow
 #   mptcp_backup
 #              the same with path 4's server endpoint "signal backup"
+#   mptcp_guide
+#              what guide/failover.md recommends, read from its files:
+#              guide/failover/sysctl.conf on both hosts,
+#              guide/failover/primary.conf on the primary,
+#              guide/failover/standby.conf on the standby, and a
+#              primary_conninfo with the primary's 4 addresses,
+#              mptcp=require
 #   tcp        host=198.18.1.1,198.18.2.1,198.18.3.1,198.18.4.1 (the
 #              primary's 4 addresses), plain TCP, default
 #              wal_receiver_timeout / wal_sender_timeout (60 s)
@@ -47,6 +54,19 @@
 #              keepalives_idle=1 keepalives_interval=1 keepalives_count=2
 #              tcp_user_timeout=2000 (the primary's tcp_keepalives_* and
 #              tcp_user_timeout likewise)
+# BENCH_STALL_LAB selects how the primary and the run are set up:
+#   bench      (default) the primary as the other benchmarks make it:
+#              fsync, full_page_writes and autovacuum off; the pgbench
+#              tables made once, before the standby exists
+#   field      as a user's lab is (../shared/field/failover-repro.sh):
+#              fsync, full_page_writes and autovacuum at their defaults
+#              (on), and every run makes the pgbench tables anew
+#              (pgbench -i, synchronous) while the standby streams, then
+#              starts the timed run at once.  Autovacuum then writes bursts
+#              of WAL (its analyze of the new tables and of the catalogs)
+#              about 30 and 60 s later, after the cut.  Those bursts are
+#              what separates the labs (bench/results/failover-stall/
+#              README.md, "The two labs").
 # BENCH_STALL_RESTART=0 keeps the primary running from run to run (a reload
 # only: tcp_rto_max_ms then does not reach its listen sockets) and
 # BENCH_STALL_WAIT_JOINS=0 starts pgbench without waiting for the 4
@@ -77,11 +97,14 @@ CLIENTS=${BENCH_STALL_CLIENTS:-4}
 SECONDS_RUN=${BENCH_STALL_SECONDS:-80}
 FAIL_AT=${BENCH_STALL_FAIL_AT:-15}
 SCALE=${BENCH_STALL_SCALE:-4}
+STALL_LAB=${BENCH_STALL_LAB:-bench}
+GUIDE=$(cd "$(dirname "$0")/../guide/failover" && pwd)
 NPATHS=4
 export LAB_CC=${BENCH_CC:-reno}
 trap cleanup EXIT
 bench_start=$(now)
 
+case $STALL_LAB in bench | field) ;; *) say "BENCH_STALL_LAB must be bench or field"; exit 1 ;; esac
 [ "$FAIL_AT" -ge 8 ] && [ "$SECONDS_RUN" -gt $((FAIL_AT + 5)) ] ||
 	{ say "BENCH_STALL_FAIL_AT must be >= 8 and BENCH_STALL_SECONDS > FAIL_AT + 5"; exit 1; }
 
@@ -90,7 +113,7 @@ runs=$OUT/runs.csv
 timeline=$OUT/timeline.csv
 addrs=$(seq -s, -f '198.18.%g.1' 1 $NPATHS)
 {
-	echo "# kernel: $(uname -sr); $NPATHS paths of $RATE through the router lab, cc $LAB_CC; pgbench TPC-B like, scale $SCALE, $CLIENTS clients, -R $TPS, $SECONDS_RUN s a run, busiest path blackholed at $FAIL_AT s; synchronous_commit = on, one synchronous standby; $(nproc) cores"
+	echo "# lab: $STALL_LAB; kernel: $(uname -sr); $NPATHS paths of $RATE through the router lab, cc $LAB_CC; pgbench TPC-B like, scale $SCALE, $CLIENTS clients, -R $TPS, $SECONDS_RUN s a run, busiest path blackholed at $FAIL_AT s; synchronous_commit = on, one synchronous standby; $(nproc) cores"
 	echo "mode,round,blackholed_path,subflows,baseline_tps,max_latency_ms,max_gap_ms,slow_commits,recovery_s,capped,cap_s,commits,failed_tx,pgbench_errors,walreceiver_restarts,sender_host_after,load1"
 } >"$runs"
 echo "mode,round,t,commits,max_latency_ms" >"$timeline"
@@ -102,6 +125,10 @@ cat >>"$PGDATA_LAB/postgresql.conf" <<EOF
 synchronous_commit = on
 synchronous_standby_names = 'bench_standby'
 EOF
+# the field lab: the defaults a user's server has (later lines win)
+if [ "$STALL_LAB" = field ]; then
+	printf 'fsync = on\nfull_page_writes = on\nautovacuum = on\n' >>"$PGDATA_LAB/postgresql.conf"
+fi
 server_start on
 PGOPTIONS='-c synchronous_commit=local' pgbench -q -i -s "$SCALE" -h "$WORK" -p "$PGPORT_LAB" postgres >/dev/null 2>&1
 PGOPTIONS="-c synchronous_commit=local" sql "CREATE EXTENSION IF NOT EXISTS mptcpinfo" >/dev/null
@@ -119,6 +146,8 @@ set_mode() {
 	case $mode in
 	mptcp | mptcp_stale1 | mptcp_stale2 | mptcp_stale3 | mptcp_rtomax | mptcp_retries2 | mptcp_backup)
 		conninfo="host=198.18.1.1 port=$PGPORT_LAB mptcp=1" ;;
+	mptcp_guide)
+		conninfo="host=$addrs port=$PGPORT_LAB mptcp=require" ;;
 	mptcp_keepalive)
 		conninfo="host=198.18.1.1 port=$PGPORT_LAB mptcp=1 keepalives=1 keepalives_idle=1 keepalives_interval=1 keepalives_count=2" ;;
 	tcp)
@@ -140,6 +169,8 @@ set_mode() {
 	host_sysctl net/mptcp/stale_loss_cnt "$stale"
 	host_sysctl net/ipv4/tcp_rto_max_ms "$rto_max"
 	host_sysctl net/ipv4/tcp_retries2 "$retries2"
+	host_sysctl net/ipv4/tcp_syn_retries 6
+	if [ "$mode" = mptcp_guide ]; then guide_sysctls; fi
 	sql "ALTER SYSTEM RESET ALL"
 	: >"$STANDBY_DATA/stall_mode.conf"
 	if [ "$mode" = tcp_tuned ] || [ "$mode" = mptcp_keepalive ]; then
@@ -154,6 +185,12 @@ set_mode() {
 		wal_receiver_timeout = '2s'
 		wal_retrieve_retry_interval = '1s'
 		EOF
+	fi
+	if [ "$mode" = mptcp_guide ]; then
+		guide_settings "$GUIDE/primary.conf" | while read -r name value; do
+			sql "ALTER SYSTEM SET $name = $value"
+		done
+		cat "$GUIDE/standby.conf" >"$STANDBY_DATA/stall_mode.conf"
 	fi
 	sql "ALTER SYSTEM SET synchronous_standby_names = 'bench_standby'"
 	# a restart, not a reload: the listen sockets take tcp_rto_max_ms now
@@ -170,6 +207,21 @@ host_sysctl() {
 	[ -e "/proc/sys/$1" ] || return 0
 	echo "$2" >"/proc/sys/$1"
 	client sh -c "echo $2 >/proc/sys/$1"
+}
+
+# guide_settings FILE: "name value" for each setting line of a
+# postgresql.conf-style file (the guide's primary.conf)
+guide_settings() {
+	sed -n "s/^[[:space:]]*\([a-z_]*\)[[:space:]]*=[[:space:]]*\(.*[^[:space:]]\)[[:space:]]*$/\1 \2/p" "$1"
+}
+
+# The guide's sysctl.conf on both hosts (a key this kernel lacks is
+# skipped, as host_sysctl does)
+guide_sysctls() {
+	local key value
+	while read -r key value; do
+		host_sysctl "$(echo "$key" | tr . /)" "$value"
+	done < <(sed -n 's/^[[:space:]]*\([a-z0-9_.]*\)[[:space:]]*=[[:space:]]*\([^[:space:]#]*\).*/\1 \2/p' "$GUIDE/sysctl.conf")
 }
 
 # Bounded wait for a synchronous, streaming standby; prints its walsender's pid.
@@ -251,6 +303,11 @@ run_one() {
 			[ "$subflows" -ge "$NPATHS" ] && break
 			sleep 0.1
 		done
+	fi
+	if [ "$STALL_LAB" = field ]; then
+		# as a user's lab: the tables made anew while the standby
+		# streams, synchronously, and the timed run at once after
+		pgbench -q -i -s "$SCALE" -h "$WORK" -p "$PGPORT_LAB" postgres >/dev/null 2>&1
 	fi
 	rm -f "$pgb".log*
 	t0=$(now)

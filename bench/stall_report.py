@@ -40,7 +40,7 @@ import sys
 from pathlib import Path
 
 MODES = ["mptcp", "mptcp_stale1", "mptcp_stale2", "mptcp_stale3", "mptcp_rtomax", "mptcp_retries2",
-         "mptcp_keepalive", "mptcp_backup", "tcp", "tcp_tuned"]
+         "mptcp_keepalive", "mptcp_backup", "mptcp_guide", "tcp", "tcp_tuned"]
 LABELS = {
     "mptcp": "MPTCP, 4 subflows, kernel defaults",
     "mptcp_stale1": "MPTCP, net.mptcp.stale_loss_cnt = 1",
@@ -50,12 +50,13 @@ LABELS = {
     "mptcp_retries2": "MPTCP, net.ipv4.tcp_retries2 = 5",
     "mptcp_keepalive": "MPTCP, keepalives 1 s / 1 s / 2",
     "mptcp_backup": "MPTCP, path 4 a backup endpoint",
+    "mptcp_guide": "MPTCP, guide/failover's files and a host list",
     "tcp": "TCP, host=a,b,c,d, default timeouts",
     "tcp_tuned": "TCP, host=a,b,c,d, tuned timeouts",
 }
 COLORS = {"mptcp": "#1f77b4", "mptcp_stale1": "#2ca02c", "mptcp_stale2": "#17becf", "mptcp_stale3": "#bcbd22",
           "mptcp_rtomax": "#9467bd", "mptcp_retries2": "#8c564b",
-          "mptcp_keepalive": "#e377c2", "mptcp_backup": "#7f7f7f",
+          "mptcp_keepalive": "#e377c2", "mptcp_backup": "#7f7f7f", "mptcp_guide": "#000000",
           "tcp": "#d62728", "tcp_tuned": "#ff7f0e"}
 # counters drawn under the stall in mechanism.svg: (side, name, colour)
 EVENTS = [("server", "MPTCPRetrans", "#d62728"), ("server", "SubflowStale", "#2ca02c"),
@@ -211,7 +212,7 @@ def report(outdir):
     md += ["", "Every run:", "",
            "| mode | round | path cut | subflows at the cut | TPS before | longest commit"
            " after the cut (ms) | 5 s before (ms) | whole run (ms) | longest gap"
-           " (ms) | commits > 1 s | rate back (s) | capped |"
+           " (ms) | commits > 1 s | rate back (s) | hung at the end |"
            " commits | failed / errors | walreceiver restarts | standby on"
            " (end) | load |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
@@ -220,7 +221,7 @@ def report(outdir):
                   f"{r['subflows']} | {r['baseline_tps']} | {r['after_ms']} | "
                   f"{r['before_ms']} | {r['max_latency_ms']}"
                   f" | {r['max_gap_ms']} | {r['slow_commits']} | "
-                  f"{r['recovery_s']} | {'yes' if r['capped'] == '1' else 'no'} |"
+                  f"{r['recovery_s']} | {'**hung**' if r['capped'] == '1' else 'no'} |"
                   f" {r['commits']} | {r['failed_tx']} / {r['pgbench_errors']} | "
                   f"{r['walreceiver_restarts']} | {r['sender_host_after']} | "
                   f"{r['load1']}{' ⚠' if r in over else ''} |")
