@@ -99,6 +99,8 @@ quickstart_test_run() {
 		fail "the standby block (log: $QUICKSTART_DIR/standby.log)"
 	grep -q "mptcp=1" "$RB/var/lib/postgresql/$V/main/postgresql.auto.conf" && ok "standby: primary_conninfo has mptcp=1" ||
 		fail "standby: primary_conninfo lacks mptcp=1"
+	grep -q "host=''198.18.1.1,198.18.2.1''" "$RB/var/lib/postgresql/$V/main/postgresql.auto.conf" && ok "standby: primary_conninfo names the primary on both paths" ||
+		fail "standby: primary_conninfo lacks the host list"
 	! grep -q "password=" "$RB/var/lib/postgresql/$V/main/postgresql.auto.conf" && ok "standby: primary_conninfo has no password (.pgpass)" ||
 		fail "standby: primary_conninfo has the password"
 	psql_primary -c "INSERT INTO items SELECT g, 'after the copy' FROM generate_series(100001, 100100) g"
