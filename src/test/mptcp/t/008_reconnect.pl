@@ -11,7 +11,10 @@
 # socket without a timeout), so an attempt on a dead address lasts until the
 # kernel gives up on its SYNs: about 2 minutes by default.  The standby's
 # host sets net.ipv4.tcp_syn_retries = 2 (7 s), as guide/failover/sysctl.conf
-# does.  With one
+# does, and, where the kernel has it, net.mptcp.blackhole_timeout = 0: an
+# attempt whose MPTCP SYNs time out and whose plain retry gets through once
+# path 1 is back would otherwise make every new connection of the namespace
+# plain TCP for an hour, and mptcp=require would refuse them all.  With one
 # address only, the walreceiver retries the dead path for as long as it is
 # down: checked too, since that is what turns a lost path into an outage
 # under synchronous replication.
@@ -42,9 +45,12 @@ MptcpUtils::lab_up($npaths, '50mbit');
 IPC::Run::run(
 	[
 		MptcpUtils::lab_client(
-			'sh', '-c', 'echo 2 >/proc/sys/net/ipv4/tcp_syn_retries')
+			'sh', '-c',
+			'echo 2 >/proc/sys/net/ipv4/tcp_syn_retries && '
+			  . 'if [ -e /proc/sys/net/mptcp/blackhole_timeout ]; then '
+			  . 'echo 0 >/proc/sys/net/mptcp/blackhole_timeout; fi')
 	])
-  or die 'could not set tcp_syn_retries in the client namespace';
+  or die 'could not set the sysctls of the client namespace';
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
