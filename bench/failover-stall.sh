@@ -170,6 +170,7 @@ set_mode() {
 	host_sysctl net/ipv4/tcp_rto_max_ms "$rto_max"
 	host_sysctl net/ipv4/tcp_retries2 "$retries2"
 	host_sysctl net/ipv4/tcp_syn_retries 6
+	host_sysctl net/mptcp/blackhole_timeout 3600
 	if [ "$mode" = mptcp_guide ]; then guide_sysctls; fi
 	sql "ALTER SYSTEM RESET ALL"
 	: >"$STANDBY_DATA/stall_mode.conf"
