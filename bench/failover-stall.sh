@@ -65,8 +65,8 @@
 #              starts the timed run at once.  Autovacuum then writes bursts
 #              of WAL (its analyze of the new tables and of the catalogs)
 #              about 30 and 60 s later, after the cut.  Those bursts are
-#              what separates the labs (bench/results/failover-stall/
-#              README.md, "The two labs").
+#              what separates the labs (guide/failover.md, "Why the two
+#              labs disagreed").
 # BENCH_STALL_RESTART=0 keeps the primary running from run to run (a reload
 # only: tcp_rto_max_ms then does not reach its listen sockets) and
 # BENCH_STALL_WAIT_JOINS=0 starts pgbench without waiting for the 4
@@ -210,10 +210,11 @@ host_sysctl() {
 	client sh -c "echo $2 >/proc/sys/$1"
 }
 
-# guide_settings FILE: "name value" for each setting line of a
-# postgresql.conf-style file (the guide's primary.conf)
+# guide_settings FILE: "name value" for each "name = value" line of one of
+# the guide's files (postgresql.conf or sysctl.conf style; comments and
+# blank lines skipped, a value ends at white space or "#")
 guide_settings() {
-	sed -n "s/^[[:space:]]*\([a-z_]*\)[[:space:]]*=[[:space:]]*\(.*[^[:space:]]\)[[:space:]]*$/\1 \2/p" "$1"
+	sed -n 's/^[[:space:]]*\([a-z0-9_.]*\)[[:space:]]*=[[:space:]]*\([^[:space:]#]*\).*/\1 \2/p' "$1"
 }
 
 # The guide's sysctl.conf on both hosts (a key this kernel lacks is
@@ -222,7 +223,7 @@ guide_sysctls() {
 	local key value
 	while read -r key value; do
 		host_sysctl "$(echo "$key" | tr . /)" "$value"
-	done < <(sed -n 's/^[[:space:]]*\([a-z0-9_.]*\)[[:space:]]*=[[:space:]]*\([^[:space:]#]*\).*/\1 \2/p' "$GUIDE/sysctl.conf")
+	done < <(guide_settings "$GUIDE/sysctl.conf")
 }
 
 # Bounded wait for a synchronous, streaming standby; prints its walsender's pid.
