@@ -635,3 +635,17 @@ mptcp_diag_token_subflows(MptcpDiag *diag, uint32 token)
 	t = hash_search(diag->by_token, &token, HASH_FIND, NULL);
 	return t ? t->subflows : NIL;
 }
+
+int
+mptcp_conn_subflows(const MptcpConn *c, bool *has_initial)
+{
+	*has_initial = true;
+	if (HAS_FIELD(MptcpInfo, subflows_total, c->info_len))
+	{
+		*has_initial = c->info.subflows_total > c->info.subflows;
+		return c->info.subflows_total;
+	}
+	if (HAS_FIELD(MptcpInfo, subflows, c->info_len))
+		return c->info.subflows + 1;
+	return -1;
+}

@@ -233,6 +233,14 @@ extern bool mptcp_diag_listeners_known(const MptcpDiag *listeners,
 extern List *mptcp_diag_token_subflows(MptcpDiag *diag, uint32 token);
 
 /*
+ * How many subflows connection c has, the initial one included, and
+ * whether the initial one is still among them.  From Linux 6.8 the kernel
+ * says (subflows_total); before, the initial subflow is taken to be there,
+ * which is wrong once it has closed.  -1 if the kernel does not say.
+ */
+extern int	mptcp_conn_subflows(const MptcpConn *c, bool *has_initial);
+
+/*
  * A hash key of a socket's ends.  Mapped addresses keep IPv4 and IPv6
  * apart, so the family is not part of it.
  */

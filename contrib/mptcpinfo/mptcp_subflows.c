@@ -326,17 +326,26 @@ remember_subflows(HTAB *known, MptcpConn *c, int n, MptcpSockEnds **ends)
 		k->ends[i] = *ends[i];
 }
 
-/*
- * How many subflows the connection has, from its struct mptcp_info: its
- * extra ones and, unless its ends tell otherwise below, the initial one.
- * 0 if the kernel does not say.
- */
+/* how many subflows the connection has, -1 if the kernel does not say */
 static int
 expected_subflows(MptcpConn *c)
 {
-	if (!HAS_FIELD(MptcpInfo, subflows, c->info_len))
-		return 0;
-	return c->info.subflows + 1;
+	bool		has_initial;
+
+	return mptcp_conn_subflows(c, &has_initial);
+}
+
+/*
+ * Is the connection's one subflow its initial one, whose ends are the
+ * connection's own?  Not once the initial subflow has closed (on a dead
+ * path, say) and another took over: that one is found like any other.
+ */
+static bool
+only_initial_subflow(MptcpConn *c)
+{
+	bool		has_initial;
+
+	return mptcp_conn_subflows(c, &has_initial) == 1 && has_initial;
 }
 
 /*
@@ -413,11 +422,13 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 			for (int i = 0; i < ks->n; i++)
 				ends[nlookups++] = &ks->ends[i];
 		}
-		else if (expected == 1)
+		else if (only_initial_subflow(row->conn))
 		{
 			first[k] = nlookups;
 			ends[nlookups++] = &row->conn->ends;
 		}
+		else if (expected == 0)
+			first[k] = nlookups;	/* none to show, nothing to look for */
 	}
 	found = palloc(sizeof(MptcpSubflow *) * (nlookups + 1));
 	mptcp_diag_lookup(diag, nlookups, ends, found);

@@ -174,6 +174,7 @@ emit_conn(MptcpRow *row, bool conns_known, ReturnSetInfo *rsinfo)
 	MptcpConn  *c = row->conn;
 	MptcpInfo  *mi;
 	size_t		len;
+	bool		has_initial;
 	int			i = 0;
 
 	memset(nulls, true, sizeof(nulls));
@@ -193,8 +194,7 @@ emit_conn(MptcpRow *row, bool conns_known, ReturnSetInfo *rsinfo)
 	len = c->info_len;
 
 	/* the total number of subflows, the initial one included */
-	COL(true, Int32GetDatum(HAS_FIELD(MptcpInfo, subflows_total, len) && mi->subflows_total > 0 ?
-							mi->subflows_total : mi->subflows + 1));
+	COL(true, Int32GetDatum(mptcp_conn_subflows(c, &has_initial)));
 	COL(true, Int32GetDatum(mi->add_addr_signal));
 	COL(true, Int32GetDatum(mi->add_addr_accepted));
 	COL(true, Int32GetDatum(mi->subflows_max));

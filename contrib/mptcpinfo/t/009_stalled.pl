@@ -7,7 +7,10 @@
 # retransmission timeouts, no ACK since), while the subflow on path 2 does
 # not.  The COPY completes over path 2 with every row intact.  Before the
 # cut, a session that queried the subflows once looks them up the next time
-# by the ends it found, without a dump or a report.
+# by the ends it found, without a dump or a report.  Then the dead initial
+# subflow closes (its retransmissions run out) while the connection stays
+# open, and the views still count and find the one subflow left: the first
+# query may read a dump or ask, the next ones neither.
 #
 # Runs only with PG_TEST_EXTRA=mptcp, in a private network namespace (see
 # src/test/mptcp/README).
@@ -20,6 +23,7 @@ use MptcpUtils;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use POSIX ();
 use Time::HiRes qw(time usleep);
 
 BEGIN { MptcpUtils::enter_private_netns(); }
@@ -56,14 +60,20 @@ my $expected = $node->safe_psql('postgres',
 	"SELECT count(*) || ':' || md5(string_agg(id || ',' || payload, E'\\n' ORDER BY id) || E'\\n') FROM t_data"
 );
 
+# After its COPY the client waits for an advisory lock that this session
+# holds, so that its connection outlives the initial subflow.
+my $lock = $node->background_psql('postgres');
+$lock->query_safe('SELECT pg_advisory_lock(4242)');
+
 my $out = PostgreSQL::Test::Utils::tempdir . '/copy.out';
 my $err = '';
 my $h = IPC::Run::start(
 	[
 		MptcpUtils::lab_client(
-			'psql', '-X', '-At', '-d',
+			'psql', '-X', '-q', '-At', '-d',
 			"host=198.18.1.1 port=$port dbname=postgres mptcp=1 application_name=stall_probe",
-			'-c', 'COPY (SELECT id, payload FROM t_data ORDER BY id) TO STDOUT (FORMAT csv)')
+			'-c', 'COPY (SELECT id, payload FROM t_data ORDER BY id) TO STDOUT (FORMAT csv)',
+			'-c', 'DO $$BEGIN PERFORM pg_advisory_lock(4242); END$$')
 	],
 	'>', $out, '2>', \$err);
 
@@ -129,8 +139,58 @@ ok($seen, 'the subflow on the dead path shows stalled, with timeouts and data in
 note sprintf('stalled seen %.2f s after the cut: %s', time - $cut, $last);
 like($last, qr/^2\|f\|/m, 'the subflow on the live path is not stalled');
 
-# the COPY completes over the live path, every row intact
+# the COPY completes over the live path: the client then waits for the lock
 my $deadline = time + 120;
+my $copied = 0;
+while ($h->pumpable && time < $deadline)
+{
+	$copied = $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'stall_probe' AND wait_event_type = 'Lock'"
+	);
+	last if $copied;
+	usleep(100_000);
+	eval { $h->pump_nb; 1 } or last;
+}
+ok($copied, 'the COPY is over, its connection still open');
+
+# The server's dead initial subflow closes once its retransmissions run out
+# (two, now).  The connection keeps the subflow on path 2, and the views
+# count it (Linux 6.8 says whether the initial subflow is left; before, the
+# kernel does not say, and the initial one is taken to be there).
+my ($kmaj, $kmin) = ((POSIX::uname())[2] =~ /^(\d+)\.(\d+)/);
+SKIP:
+{
+	skip 'before Linux 6.8 the kernel does not say whether the initial subflow is left', 3
+	  unless $kmaj > 6 || ($kmaj == 6 && $kmin >= 8);
+	MptcpUtils::set_sysctl('net.ipv4.tcp_retries2', 2);
+	my $total = '';
+	$deadline = time + 90;
+	while (time < $deadline)
+	{
+		$total = $node->safe_psql('postgres',
+			"SELECT m.subflows FROM pg_stat_mptcp m JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'stall_probe'"
+		);
+		last if $total eq '1';
+		usleep(200_000);
+	}
+	is($total, '1', 'the dead initial subflow closed: pg_stat_mptcp counts one subflow');
+
+	my $path_sql = q{SELECT split_part(host(s.local_addr), '.', 3) FROM pg_stat_mptcp_subflows s
+  JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'stall_probe';};
+	($ret, $stdout, $stderr) = $node->psql('postgres',
+		"SET client_min_messages = debug1;\n" . ($path_sql x 4));
+	@debug = $stderr =~
+	  /mptcpinfo: (\d+) MPTCP connections looked up by their ends, (\d+) read from a dump, (\d+) not described by the kernel; (\d+) server processes asked/g;
+	is($stdout, "2\n2\n2\n2", 'four queries: the subflow on path 2, each time')
+	  or diag $stderr;
+	is(join(',', @debug[4 .. 15]), '1,0,0,0,1,0,0,0,1,0,0,0',
+		'after the first query: looked up by its ends, no dump, nobody asked')
+	  or diag $stderr;
+}
+$lock->query_safe('SELECT pg_advisory_unlock(4242)');
+$lock->quit;
+
+$deadline = time + 60;
 while ($h->pumpable && time < $deadline)
 {
 	usleep(50_000);
