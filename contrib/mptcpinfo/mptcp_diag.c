@@ -83,6 +83,7 @@ typedef struct DiagDump
 	MptcpDiag  *res;
 	int			protocol;
 	bool		not_mptcp;		/* TCP sockets answered an MPTCP request */
+	bool		subflows_only;	/* keep no TCP socket but MPTCP subflows */
 } DiagDump;
 
 /*
@@ -285,8 +286,13 @@ add_socket(const struct nlmsghdr *nlh, void *arg)
 	}
 	else
 	{
-		MptcpSubflow *s = palloc0(sizeof(MptcpSubflow));
+		MptcpSubflow *s;
 
+		/* a dump keeps only subflows, whatever else the host has */
+		res->tcp_dumped++;
+		if (dump->subflows_only && !(is_mptcp && token != 0))
+			return;
+		s = palloc0(sizeof(MptcpSubflow));
 		fill_ends(msg, &s->ends);
 		s->token = token;
 		s->flags_known = is_mptcp;
@@ -319,7 +325,7 @@ sock_diag_dump(int fd, MptcpDiag *res, int family, int protocol,
 		struct rtattr proto_attr;
 		uint32		proto;
 	}			request;
-	DiagDump	dump = {res, protocol, false};
+	DiagDump	dump = {res, protocol, false, protocol == IPPROTO_TCP};
 	bool		ok;
 
 	memset(&request, 0, sizeof(request));
@@ -378,7 +384,7 @@ static void
 lookup_answer(const struct nlmsghdr *nlh, int index, int error, void *arg)
 {
 	Lookups    *l = arg;
-	DiagDump	dump = {l->res, IPPROTO_TCP, false};
+	DiagDump	dump = {l->res, IPPROTO_TCP, false, false};
 	MptcpSubflow *s;
 
 	if (nlh == NULL)
@@ -550,10 +556,23 @@ mptcp_diag_read_subflows(MptcpDiag *diag)
 	if ((fd = borrow_socket(diag)) < 0)
 		return;
 	for (int i = 0; i < lengthof(families); i++)
-		if (!sock_diag_dump(fd, diag, families[i], IPPROTO_TCP, TCP_STATES_SUBFLOWS) &&
-			errno != EAFNOSUPPORT)
+	{
+		int			kept = list_length(diag->subflows);
+		bool		ok;
+
+		/* a dump that sockets came or went through is read again, twice */
+		for (int attempt = 0;; attempt++)
+		{
+			ok = sock_diag_dump(fd, diag, families[i], IPPROTO_TCP,
+								TCP_STATES_SUBFLOWS);
+			if (ok || errno != EINTR || attempt == 2)
+				break;
+			diag->subflows = list_truncate(diag->subflows, kept);
+		}
+		if (!ok && errno != EAFNOSUPPORT)
 			ereport(WARNING,
 					(errmsg("could not read TCP socket diagnostics: %m")));
+	}
 	diag->fd = fd;
 #endif
 }

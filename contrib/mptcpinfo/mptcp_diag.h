@@ -168,7 +168,9 @@ typedef struct MptcpListener
 typedef struct MptcpDiag
 {
 	List	   *conns;			/* MptcpConn * */
-	List	   *subflows;		/* MptcpSubflow *, every TCP socket */
+	List	   *subflows;		/* MptcpSubflow *: subflows of a dump, or
+								 * TCP sockets looked up */
+	int			tcp_dumped;		/* TCP sockets the dump went through */
 	List	   *listeners;		/* MptcpListener * */
 	bool		conns_read;		/* the kernel answered for connections */
 	bool		listeners_read; /* ... and for MPTCP listeners */
@@ -195,9 +197,10 @@ extern MptcpDiag *mptcp_diag_read(int what);
 extern void mptcp_diag_close(MptcpDiag *diag);
 
 /*
- * Add the TCP sockets of the namespace to diag (its subflows), from a dump:
- * all of them, to find subflows by token or by their ends below.  A kernel
- * that cannot answer gets a WARNING.
+ * Add the MPTCP subflows of the namespace to diag, from a dump of its TCP
+ * sockets, to find them by token below: only those the kernel shows as
+ * subflows (its ULP info), so memory follows the subflows, not the host's
+ * TCP connections.  A kernel that cannot answer gets a WARNING.
  */
 extern void mptcp_diag_read_subflows(MptcpDiag *diag);
 

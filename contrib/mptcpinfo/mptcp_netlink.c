@@ -108,6 +108,7 @@ mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 	char	   *buf = NULL;
 	bool		done = false;
 	bool		ok = true;
+	bool		interrupted = false;
 	int			answers = 0;
 
 	req->nlmsg_seq = ++netlink_seq;
@@ -133,6 +134,9 @@ mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 			{
 				if (nlh->nlmsg_seq != req->nlmsg_seq)
 					continue;
+				/* the table changed under the dump: it may miss entries */
+				if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+					interrupted = true;
 				if (nlh->nlmsg_type == NLMSG_DONE)
 				{
 					/* a dump that failed midway says so here */
@@ -185,6 +189,11 @@ mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 	}
 	PG_END_TRY();
 	pfree(buf);
+	if (ok && interrupted)
+	{
+		errno = EINTR;
+		ok = false;
+	}
 	return ok;
 }
 

@@ -34,7 +34,8 @@ extern int	mptcp_netlink_open(int protocol);
  * here) on fd and pass each answer to cb, at most max_answers of them.  A
  * dump (NLM_F_DUMP) ends with NLMSG_DONE, another request with its one
  * answer or an acknowledgement.  Returns false with errno set if the kernel
- * refuses or does not answer.  The callback may allocate: if an ERROR
+ * refuses or does not answer, EINTR if a dump was interrupted by a change
+ * (NLM_F_DUMP_INTR): its answers may then be incomplete.  The callback may allocate: if an ERROR
  * escapes it, fd is closed first.  Otherwise the caller closes fd.
  */
 extern bool mptcp_netlink_request(int fd, struct nlmsghdr *req,

@@ -500,10 +500,11 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 	figures = look_up_reported(diag, npids, reports, offsets);
 	mptcp_diag_close(diag);
 	ereport(DEBUG1,
-			(errmsg_internal("mptcpinfo: %d MPTCP connections looked up by their ends, %d read from a dump, %d not described by the kernel; %d server processes asked, %d recent reports reused, %d requests of other queries awaited, %d processes gone",
+			(errmsg_internal("mptcpinfo: %d MPTCP connections looked up by their ends, %d read from a dump, %d not described by the kernel; %d server processes asked, %d recent reports reused, %d requests of other queries awaited, %d processes gone; %d TCP sockets dumped, %d subflows kept",
 							 nlooked_up, ndumped, nundescribed,
 							 stats.asked, stats.reused, stats.joined,
-							 stats.gone)));
+							 stats.gone, diag->tcp_dumped,
+							 list_length(diag->subflows))));
 
 	/* (rows of a process are adjacent: pids[] follows them) */
 	foreach(lc, rows)

@@ -117,6 +117,18 @@ ok($debug[1] + $debug[2] >= 1,
 is(join(',', @debug[5 .. 7]), '0,0,0',
 	'second query: its subflows looked up, no dump, nobody asked');
 
+# A dump keeps the subflows only, not every TCP socket of the host (here
+# the plain TCP sessions of this test, at both ends).
+my ($dumped, $kept) = $stderr =~ /; (\d+) TCP sockets dumped, (\d+) subflows kept/;
+SKIP:
+{
+	skip 'the first query asked the process instead of reading a dump', 1
+	  unless $debug[1] == 1;
+	ok($kept == 2 && $dumped > $kept,
+		"the dump keeps the two subflows of the $dumped TCP sockets it went through")
+	  or diag $stderr;
+}
+
 MptcpUtils::lab_blackhole(1);
 my $cut = time;
 
