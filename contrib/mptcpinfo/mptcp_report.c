@@ -15,14 +15,14 @@
  * PROCSIG_MPTCP_REPORT.  At its next CHECK_FOR_INTERRUPTS(), or while it
  * waits for its client, such a process lists the subflows of its client's
  * connection (and, if asked, of the connections it opened itself), writes
- * them in its slot of shared memory and wakes the asker once all the
- * answers it waits for are in.  The figures themselves still come from the
+ * them in its slot of shared memory and wakes the askers (a condition
+ * variable, broadcast).  The figures themselves still come from the
  * asker's own dump.
  *
  * What one query can cause is bounded:
  * - a report younger than REPORT_REUSE_MS is used as it is, unasked;
- * - a process already asked by another backend is not asked again: its
- *	 answer serves both;
+ * - a process already asked by another backend, for as much, is not asked
+ *	 again: its answer serves both;
  * - the asker waits at most REPORT_TIMEOUT_MS in all, and gives up a
  *	 process as soon as it has exited;
  * - only roles that may see the subflows can ask (the view's privileges).
@@ -54,6 +54,7 @@
 #include "mptcp_report.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
+#include "storage/condition_variable.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
@@ -77,10 +78,14 @@ typedef struct ReportSlot
 	/* written by askers */
 	pg_atomic_uint64 requested; /* bumped by each request */
 	pg_atomic_uint64 requested_at;	/* TimestampTz of the last one */
-	pg_atomic_uint32 want_outgoing; /* report the sockets it opened too */
-	pg_atomic_uint32 asker;		/* ProcNumber + 1 of the last asker */
-	/* as an asker: how many answers this process still waits for */
-	pg_atomic_uint32 awaiting;
+
+	/*
+	 * TimestampTz of the last request for the sockets the process opened
+	 * too: every answer includes them for REPORT_TIMEOUT_MS after it, so a
+	 * newer answer cannot replace one with them by one without them while
+	 * the asker that wanted them still waits.
+	 */
+	pg_atomic_uint64 outgoing_wanted_at;
 
 	/* written by the slot's process; odd while it writes */
 	pg_atomic_uint32 changecount;
@@ -93,6 +98,7 @@ typedef struct ReportSlot
 typedef struct ReportShared
 {
 	int			nslots;
+	ConditionVariable answered; /* broadcast after each answer */
 	ReportSlot	slots[FLEXIBLE_ARRAY_MEMBER];
 } ReportShared;
 
@@ -144,15 +150,14 @@ report_shmem_startup(void)
 	if (!found)
 	{
 		report_shared->nslots = report_nslots();
+		ConditionVariableInit(&report_shared->answered);
 		for (int i = 0; i < report_shared->nslots; i++)
 		{
 			ReportSlot *slot = &report_shared->slots[i];
 
 			pg_atomic_init_u64(&slot->requested, 0);
 			pg_atomic_init_u64(&slot->requested_at, 0);
-			pg_atomic_init_u32(&slot->want_outgoing, 0);
-			pg_atomic_init_u32(&slot->asker, 0);
-			pg_atomic_init_u32(&slot->awaiting, 0);
+			pg_atomic_init_u64(&slot->outgoing_wanted_at, 0);
 			pg_atomic_init_u32(&slot->changecount, 0);
 			slot->pid = 0;
 			slot->answered = 0;
@@ -207,24 +212,6 @@ read_slot(ReportSlot *slot, SlotCopy *copy, MptcpReport *report)
 			break;
 		CHECK_FOR_INTERRUPTS();
 	}
-}
-
-/* one answer less for the asker to wait for; wake it after the last */
-static void
-answer_arrived(uint32 asker)
-{
-	ReportSlot *a;
-	uint32		n;
-
-	if (asker == 0 || asker > report_shared->nslots)
-		return;
-	a = &report_shared->slots[asker - 1];
-	n = pg_atomic_read_u32(&a->awaiting);
-	/* (a late answer to an asker that gave up must not wrap around) */
-	while (n > 0 && !pg_atomic_compare_exchange_u32(&a->awaiting, &n, n - 1))
-		;
-	if (n <= 1)
-		SetLatch(&GetPGProcByNumber(asker - 1)->procLatch);
 }
 
 #ifdef USE_MPTCP
@@ -379,16 +366,21 @@ answer_report_request(void)
 {
 	ReportSlot *slot;
 	uint64		requested;
+	bool		outgoing;
 
 	if (report_shared == NULL || MyProcNumber < 0 ||
 		MyProcNumber >= report_shared->nslots)
 		return;
 	slot = &report_shared->slots[MyProcNumber];
 	requested = pg_atomic_read_u64(&slot->requested);
+	/* (an asker wanting outgoing sockets says so before it requests) */
+	pg_read_barrier();
+	outgoing = GetCurrentTimestamp() <
+		(TimestampTz) pg_atomic_read_u64(&slot->outgoing_wanted_at) +
+		REPORT_TIMEOUT_MS * INT64CONST(1000);
 
 #ifdef USE_MPTCP
-	gather_own_sockets(&local_report,
-					   pg_atomic_exchange_u32(&slot->want_outgoing, 0) != 0);
+	gather_own_sockets(&local_report, outgoing);
 #endif
 
 	begin_write(slot);
@@ -402,7 +394,7 @@ answer_report_request(void)
 	slot->answered_at = GetCurrentTimestamp();
 	end_write(slot);
 
-	answer_arrived(pg_atomic_read_u32(&slot->asker));
+	ConditionVariableBroadcast(&report_shared->answered);
 }
 
 void
@@ -446,16 +438,21 @@ typedef enum
  */
 static bool
 take_answer(ReportSlot *slot, int slotno, int pid, uint64 wanted,
-			MptcpReport *report)
+			bool outgoing, MptcpReport *report)
 {
 	SlotCopy	copy;
 
 	read_slot(slot, &copy, NULL);
 	if (copy.pid == pid && copy.answered >= wanted)
 	{
-		/* (it may have answered a newer request meanwhile: as good) */
+		/*
+		 * (it may have answered a newer request meanwhile: as good, if it
+		 * has the sockets the process opened where they were wanted)
+		 */
 		read_slot(slot, &copy, report);
-		return true;
+		if (copy.pid == pid && (!outgoing || report->outgoing))
+			return true;
+		report->status = MPTCP_REPORT_NO_ANSWER;
 	}
 	if (GetPGProcByNumber(slotno)->pid != pid)
 	{
@@ -473,10 +470,8 @@ mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
 	int		   *slots = palloc(sizeof(int) * npids);
 	uint64	   *wanted = palloc0(sizeof(uint64) * npids);
 	AskState   *state = palloc(sizeof(AskState) * npids);
-	ReportSlot *mine;
 	TimestampTz now = GetCurrentTimestamp();
 	TimestampTz deadline;
-	int			nsend = 0;
 
 	memset(stats, 0, sizeof(*stats));
 	for (int i = 0; i < npids; i++)
@@ -486,10 +481,8 @@ mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
 			MPTCP_REPORT_NOT_LOADED : MPTCP_REPORT_NO_ANSWER;
 		state[i] = ASK_DONE;
 	}
-	if (report_shared == NULL || npids == 0 || MyProcNumber < 0 ||
-		MyProcNumber >= report_shared->nslots)
+	if (report_shared == NULL || npids == 0)
 		return reports;
-	mine = &report_shared->slots[MyProcNumber];
 
 	if (report_wait_event == 0)
 		report_wait_event = WaitEventExtensionNew("MptcpinfoReport");
@@ -499,6 +492,7 @@ mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
 	{
 		ReportSlot *slot;
 		SlotCopy	copy;
+		TimestampTz requested_at;
 
 #ifdef USE_MPTCP
 		/* our own sockets need no asking */
@@ -527,21 +521,25 @@ mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
 		memset(reports[i], 0, offsetof(MptcpReport, subflows));
 		reports[i]->status = MPTCP_REPORT_NO_ANSWER;
 		wanted[i] = pg_atomic_read_u64(&slot->requested);
-		if (!outgoing[i] && wanted[i] > copy.answered &&
-			(TimestampTz) pg_atomic_read_u64(&slot->requested_at) >
-			now - REPORT_TIMEOUT_MS * INT64CONST(1000))
+		requested_at = pg_atomic_read_u64(&slot->requested_at);
+		if (wanted[i] > copy.answered &&
+			requested_at > now - REPORT_TIMEOUT_MS * INT64CONST(1000) &&
+			(!outgoing[i] ||
+			 pg_atomic_read_u64(&slot->outgoing_wanted_at) >= requested_at))
 		{
-			/* another asker's request is on its way: wait for its answer */
+			/*
+			 * Another asker's request, for as much, is on its way: wait for
+			 * its answer.
+			 */
 			state[i] = ASK_WAIT;
 			stats->joined++;
 			continue;
 		}
 		state[i] = ASK_SEND;
-		nsend++;
 	}
 
 	/* then ask them all, and wait once */
-	pg_atomic_write_u32(&mine->awaiting, nsend);
+	ConditionVariablePrepareToSleep(&report_shared->answered);
 	for (int i = 0; i < npids; i++)
 	{
 		ReportSlot *slot;
@@ -550,16 +548,15 @@ mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
 			continue;
 		slot = &report_shared->slots[slots[i]];
 		if (outgoing[i])
-			pg_atomic_write_u32(&slot->want_outgoing, 1);
-		pg_atomic_write_u32(&slot->asker, MyProcNumber + 1);
+			pg_atomic_write_u64(&slot->outgoing_wanted_at, (uint64) now);
 		pg_atomic_write_u64(&slot->requested_at, (uint64) now);
+		/* (a full barrier: the writes above are seen before the request) */
 		wanted[i] = pg_atomic_add_fetch_u64(&slot->requested, 1);
 		if (SendProcSignal(pids[i], PROCSIG_MPTCP_REPORT, slots[i]) < 0)
 		{
 			reports[i]->status = MPTCP_REPORT_GONE;
 			state[i] = ASK_DONE;
 			stats->gone++;
-			answer_arrived(MyProcNumber + 1);
 			continue;
 		}
 		state[i] = ASK_WAIT;
@@ -577,7 +574,7 @@ mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
 			if (state[i] != ASK_WAIT)
 				continue;
 			if (take_answer(&report_shared->slots[slots[i]], slots[i],
-							pids[i], wanted[i], reports[i]))
+							pids[i], wanted[i], outgoing[i], reports[i]))
 			{
 				state[i] = ASK_DONE;
 				if (reports[i]->status == MPTCP_REPORT_GONE)
@@ -594,14 +591,14 @@ mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
 			break;
 
 		/*
-		 * Woken by the last answer; meanwhile look now and then for processes
-		 * that exited, and for answers to other askers' requests.
+		 * Woken by every answer, ours or other askers'; meanwhile look now
+		 * and then for processes that exited.
 		 */
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 Min(remaining, REPORT_POLL_MS), report_wait_event);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
+		(void) ConditionVariableTimedSleep(&report_shared->answered,
+										   Min(remaining, REPORT_POLL_MS),
+										   report_wait_event);
 	}
+	ConditionVariableCancelSleep();
 
 	pfree(slots);
 	pfree(wanted);

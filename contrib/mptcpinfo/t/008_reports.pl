@@ -231,6 +231,95 @@ unlike($background->{stderr}, qr/did not answer/,
 	'an exiting process is not left to time out');
 $background->quit;
 
+# 5b. An asker that wants the connections a process opened is not served
+# an answer without them.  A backend holds its client's MPTCP connection
+# and a dblink MPTCP connection it opened to another server (one to this
+# server would be its own client's); an asker of version 1.4 (which
+# shows opened connections) asks it, and is stopped while the answer comes.
+# Then an asker of version 1.1 (which does not show them) asks it again.
+# The newer answer must still have the opened connection for the first
+# asker, which shows both of the backend's connections (with their figures,
+# or without and a NOTICE if the answer came too late), never one alone.
+my $other = PostgreSQL::Test::Cluster->new('other');
+$other->init;
+$other->append_conf('postgresql.conf',
+	"listen_mptcp = on\nlisten_addresses = '127.0.0.1'\n");
+$other->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION dblink');
+$node->safe_psql('postgres', 'CREATE DATABASE old');
+$node->safe_psql('old', "CREATE EXTENSION mptcpinfo VERSION '1.1'");
+my $opener = $node->background_psql('postgres',
+	extra_params => [ '-d' => "$connstr mptcp=1 application_name=opener" ]);
+$opener->query_safe("SELECT dblink_connect('c', 'host=127.0.0.1 port="
+	  . $other->port . " dbname=postgres mptcp=1')");
+my $opener_pid = $opener->query_safe('SELECT pg_backend_pid()');
+my $new_asker = $node->background_psql('postgres');
+my $new_asker_pid = $new_asker->query_safe('SELECT pg_backend_pid()');
+$new_asker->query_safe("SET mptcpinfo.subflow_source = 'processes'");
+my $old_sql = "SET mptcpinfo.subflow_source = 'processes';\n"
+  . "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $opener_pid;";
+Time::HiRes::sleep(1.1);
+kill 'STOP', $opener_pid;
+$new_asker->{stdin} .=
+  "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $opener_pid;\n\\echo __new_done__\n";
+$new_asker->{run}->pump_nb;
+$node->poll_query_until('postgres',
+	"SELECT wait_event = 'MptcpinfoReport' FROM pg_stat_activity WHERE pid = $new_asker_pid"
+) or diag 'the 1.4 asker was not seen waiting';
+kill 'STOP', $new_asker_pid;
+kill 'CONT', $opener_pid;
+# the opener answers the 1.4 asker, and that answer ages past its reuse
+# window, so that the 1.1 asker asks again
+Time::HiRes::sleep(1.1);
+my $old_count = $node->safe_psql('old', $old_sql);
+kill 'CONT', $new_asker_pid;
+$deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+$new_asker->{run}->pump
+  until $new_asker->{stdout} =~ /__new_done__/ || time > $deadline;
+my ($new_count) = $new_asker->{stdout} =~ /^(\d+)/;
+is($old_count, 1, 'version 1.1: the client connection of the opener');
+is($new_count, 2,
+	'version 1.4, answered before and after a 1.1 asker: both connections of the opener');
+
+# 5c. A second asker that wants as much as a request on its way waits for
+# that request's answer instead of asking again, opened connections
+# included, and is woken by it like the first one.
+Time::HiRes::sleep(1.1);
+kill 'STOP', $opener_pid;
+my @joiners = map { $node->background_psql('postgres') } 1 .. 2;
+my @joiner_pids = map { $_->query_safe('SELECT pg_backend_pid()') } @joiners;
+for my $j (0 .. 1)
+{
+	$joiners[$j]->{stdin} .=
+	    "SET client_min_messages = debug1;\nSET mptcpinfo.subflow_source = 'processes';\n"
+	  . "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $opener_pid;\n\\echo __joined__\n";
+	$joiners[$j]->{run}->pump_nb;
+	$node->poll_query_until('postgres',
+		"SELECT wait_event = 'MptcpinfoReport' FROM pg_stat_activity WHERE pid = $joiner_pids[$j]"
+	) or diag "asker $j was not seen waiting";
+}
+kill 'CONT', $opener_pid;
+my @joined;
+for my $j (0 .. 1)
+{
+	$deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	$joiners[$j]->{run}->pump
+	  until $joiners[$j]->{stdout} =~ /__joined__/ || time > $deadline;
+	my ($count) = $joiners[$j]->{stdout} =~ /^(\d+)/;
+	my @d = $joiners[$j]->{stderr} =~
+	  /(\d+) server processes asked, \d+ recent reports reused, (\d+) requests of other queries awaited/;
+	push @joined, join(',', $count // '?', @d);
+}
+like(
+	join(' ', @joined),
+	qr/^2,[1-9]\d*,0 2,0,1$/,
+	'a second asker waits for the first one\'s request: both get both connections');
+$_->quit for @joiners;
+
+$new_asker->quit;
+$opener->quit;
+$other->stop;
+
 # 6. An exporter's loop beside an OLTP load: pgbench -S over MPTCP while
 # both views are queried, in both modes; every query has every idle
 # client, and pgbench loses no transaction.
