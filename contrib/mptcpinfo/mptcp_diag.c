@@ -277,6 +277,7 @@ add_socket(const struct nlmsghdr *nlh, void *arg)
 		MptcpConn  *c = palloc0(sizeof(MptcpConn));
 
 		fill_ends(msg, &c->ends);
+		c->state = msg->idiag_state;
 		c->inode = msg->idiag_inode;
 		c->uid = msg->idiag_uid;
 		c->info_len = Min(info_len, sizeof(MptcpInfo));
@@ -445,9 +446,11 @@ mptcp_diag_lookup(MptcpDiag *diag, int n, const MptcpSockEnds *const *ends,
 
 	memset(found, 0, sizeof(MptcpSubflow *) * n);
 #ifdef USE_MPTCP
-	if (n == 0 || (fd = borrow_socket(diag)) < 0)
+	if (n == 0 || diag->fd < 0)
 		return;
+	/* (before the socket is borrowed: an ERROR here must not leak it) */
 	reqs = palloc(sizeof(LookupRequest) * LOOKUP_BATCH);
+	fd = borrow_socket(diag);
 	for (int first = 0; first < n; first += LOOKUP_BATCH)
 	{
 		int			nreqs = Min(n - first, LOOKUP_BATCH);

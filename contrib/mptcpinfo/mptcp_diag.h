@@ -133,6 +133,7 @@ typedef struct MptcpConn
 								 * caller found it; else 0 */
 	bool		outgoing;		/* opened by that process */
 	bool		foreign;		/* the peer's end of one of those */
+	uint8		state;			/* TCP_ESTABLISHED (1), closing, ... */
 	MptcpInfo	info;
 	size_t		info_len;		/* how much of info the kernel filled */
 } MptcpConn;

@@ -33,6 +33,8 @@
 #include "postgres.h"
 
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netdb.h>
 
 #include "catalog/pg_authid.h"
 #include "miscadmin.h"
@@ -40,6 +42,7 @@
 #include "mptcp_proc.h"
 #include "postmaster/postmaster.h"
 #include "replication/walreceiver.h"
+#include "storage/proc.h"
 #include "storage/spin.h"
 #include "utils/acl.h"
 #include "utils/hsearch.h"
@@ -84,6 +87,7 @@ typedef struct Matcher
 	uid_t		uid;			/* the server's */
 	int			unclaimed;		/* connections a server process may hold that
 								 * none was found to */
+	int			nread;			/* processes whose descriptors were read */
 } Matcher;
 
 static HTAB *
@@ -98,11 +102,22 @@ new_hash(const char *name, Size keysize, Size entrysize, long n)
 					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
+/*
+ * The sockets of the server's user that no server process held when this
+ * session last read every process's file descriptors (another program's),
+ * by inode: they are not looked for again while they stay open.  Only
+ * those still open are kept, so it holds no more than the dump.
+ */
+static HTAB *not_ours = NULL;
+
 /* may a server process hold c, as far as we know yet? */
 static bool
 open_question(Matcher *m, MptcpConn *c)
 {
-	return c->pid == 0 && !c->foreign && c->uid == m->uid;
+	/* (inode 0: an orphan, closing after its process let it go) */
+	return c->pid == 0 && !c->foreign && c->uid == m->uid && c->inode != 0 &&
+		(not_ours == NULL ||
+		 hash_search(not_ours, &c->inode, HASH_FIND, NULL) == NULL);
 }
 
 /* c is held by pid; its peer's end, if in the dump, is not ours */
@@ -138,6 +153,7 @@ matcher_init(Matcher *m, MptcpDiag *diag)
 						  sizeof(EndsEntry), n);
 	m->uid = geteuid();
 	m->unclaimed = 0;
+	m->nread = 0;
 	foreach(lc, diag->conns)
 	{
 		MptcpConn  *c = lfirst(lc);
@@ -157,12 +173,51 @@ matcher_init(Matcher *m, MptcpDiag *diag)
 			memcpy(ck.addr, c->ends.remote, 16);
 			ck.port = c->ends.remote_port;
 			ce = hash_search(m->incoming, &ck, HASH_ENTER, &found);
-			if (!found)
+			/* a closing socket of an earlier client with these ends yields */
+			if (!found || (ce->conn->state != 1 && c->state == 1))
 				ce->conn = c;
 		}
 		if (open_question(m, c))
 			m->unclaimed++;
 	}
+}
+
+static int
+cmp_pid(const void *a, const void *b)
+{
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* the pids of the processes running now, sorted (one pass, no lock) */
+static int *live_pids;
+static int	nlive_pids;
+
+static void
+read_live_pids(void)
+{
+	nlive_pids = 0;
+	live_pids = palloc(sizeof(int) * ProcGlobal->allProcCount);
+	for (int i = 0; i < ProcGlobal->allProcCount; i++)
+	{
+		int			pid = GetPGProcByNumber(i)->pid;
+
+		if (pid != 0)
+			live_pids[nlive_pids++] = pid;
+	}
+	qsort(live_pids, nlive_pids, sizeof(int), cmp_pid);
+}
+
+/* is this entry of the snapshot a process that still runs? */
+static bool
+live_backend(PgBackendStatus *beentry)
+{
+	int			pid = beentry->st_procpid;
+
+	return pid != 0 &&
+		bsearch(&pid, live_pids, nlive_pids, sizeof(int), cmp_pid) != NULL;
 }
 
 /* the client address of a backend, in the form of MptcpSockEnds.remote */
@@ -242,7 +297,7 @@ unclaimed_by_inode(Matcher *m, MptcpDiag *diag)
 		MptcpConn  *c = lfirst(lc);
 		InodeEntry *e;
 
-		if (!open_question(m, c) || c->inode == 0)
+		if (!open_question(m, c))
 			continue;
 		e = hash_search(h, &c->inode, HASH_ENTER, NULL);
 		e->conn = c;
@@ -251,9 +306,83 @@ unclaimed_by_inode(Matcher *m, MptcpDiag *diag)
 }
 
 /*
- * Read the file descriptors of the processes that can have opened
- * connections until no open question is left.  Returns, for each backend
- * index, the list of connections it opened.
+ * not_ours becomes its sockets still in the dump, and those of "more" (by
+ * inode) that no server process holds.
+ */
+static void
+update_not_ours(MptcpDiag *diag, HTAB *more)
+{
+	HASHCTL		ctl;
+	HTAB	   *h;
+	ListCell   *lc;
+
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = sizeof(uint64);
+	h = hash_create("mptcpinfo sockets not ours", 16, &ctl,
+					HASH_ELEM | HASH_BLOBS);
+	foreach(lc, diag->conns)
+	{
+		MptcpConn  *c = lfirst(lc);
+		InodeEntry *e;
+
+		if (c->inode == 0)
+			continue;
+		e = more ? hash_search(more, &c->inode, HASH_FIND, NULL) : NULL;
+		if ((not_ours != NULL &&
+			 hash_search(not_ours, &c->inode, HASH_FIND, NULL) != NULL) ||
+			(e != NULL && e->conn->pid == 0 && !e->conn->foreign))
+			(void) hash_search(h, &c->inode, HASH_ENTER, NULL);
+	}
+	if (not_ours != NULL)
+		hash_destroy(not_ours);
+	not_ours = h;
+}
+
+/*
+ * The walreceiver's connection, by the primary's address and port that it
+ * records in shared memory: the unclaimed connection to them, an
+ * established one first.  (A host name is not resolved here: then its file
+ * descriptors are read as those of other processes are.)
+ */
+static MptcpConn *
+walreceiver_conn(Matcher *m, MptcpDiag *diag, PgBackendStatus *beentry)
+{
+	char		host[NI_MAXHOST];
+	int			port;
+	uint8		addr[16];
+	uint8		raw[16];
+	MptcpConn  *best = NULL;
+	ListCell   *lc;
+
+	if (!walreceiver_on_tcp(beentry))
+		return NULL;
+	SpinLockAcquire(&WalRcv->mutex);
+	strlcpy(host, (char *) WalRcv->sender_host, sizeof(host));
+	port = WalRcv->sender_port;
+	SpinLockRelease(&WalRcv->mutex);
+	if (inet_pton(AF_INET, host, raw) == 1)
+		mptcp_addr_to_mapped(AF_INET, raw, addr);
+	else if (inet_pton(AF_INET6, host, raw) == 1)
+		mptcp_addr_to_mapped(AF_INET6, raw, addr);
+	else
+		return NULL;
+	foreach(lc, diag->conns)
+	{
+		MptcpConn  *c = lfirst(lc);
+
+		if (open_question(m, c) && c->ends.remote_port == port &&
+			memcmp(c->ends.remote, addr, 16) == 0 &&
+			(best == NULL || (best->state != 1 && c->state == 1)))
+			best = c;
+	}
+	return best;
+}
+
+/*
+ * The connections that server processes opened: the walreceiver's by what
+ * it records, then, while open questions remain, by the file descriptors
+ * of the processes that can have opened connections.  Returns, for each
+ * backend index, the list of connections it opened.
  */
 static List **
 find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
@@ -263,6 +392,18 @@ find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
 	uint64	   *inodes;
 	HTAB	   *by_inode;
 
+	for (int i = 1; i <= num_backends && m->unclaimed > 0; i++)
+	{
+		PgBackendStatus *beentry =
+			&pgstat_get_local_beentry_by_index(i)->backendStatus;
+		MptcpConn  *c = walreceiver_conn(m, diag, beentry);
+
+		if (c != NULL)
+		{
+			claim(m, c, beentry->st_procpid, true);
+			outgoing[i] = lappend(outgoing[i], c);
+		}
+	}
 	if (m->unclaimed <= 0)
 		return outgoing;
 	inodes = palloc(sizeof(uint64) * MAX_PROCESS_SOCKETS);
@@ -280,6 +421,7 @@ find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
 				continue;
 			n = mptcp_proc_socket_inodes(beentry->st_procpid, inodes,
 										 MAX_PROCESS_SOCKETS);
+			m->nread++;
 			for (int j = 0; j < n; j++)
 			{
 				InodeEntry *e = hash_search(by_inode, &inodes[j], HASH_FIND,
@@ -294,6 +436,9 @@ find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
 		}
 	}
 	pfree(inodes);
+	/* what every process was read for and none held: not ours, next time */
+	if (all_outgoing)
+		update_not_ours(diag, by_inode);
 	return outgoing;
 }
 
@@ -326,13 +471,16 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 	List	   *rows = NIL;
 
 	/*
-	 * The kernel's answer is fresh, so the backend status must be too: the
-	 * transaction's snapshot could match a dead backend's entry (and its
-	 * role, for the visibility check) with a new connection that reuses its
-	 * pid or client address.
+	 * The backend status is the transaction's snapshot, as pg_stat_activity
+	 * reads it, so that the two join within a transaction.  The kernel's
+	 * answer is fresh: a backend of the snapshot that has exited since is
+	 * skipped (live_backend()), lest its entry be matched with a new
+	 * connection that reuses its client address.
 	 */
-	pgstat_clear_backend_activity_snapshot();
 	num_backends = pgstat_fetch_stat_numbackends();
+	read_live_pids();
+	if (not_ours != NULL)
+		update_not_ours(diag, NULL);	/* (those closed since go) */
 	matcher_init(&m, diag);
 
 	/* first the incoming connections, claimed by their client's end */
@@ -343,7 +491,7 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 			&pgstat_get_local_beentry_by_index(i)->backendStatus;
 		MptcpConn  *c;
 
-		if (beentry->st_procpid != 0 &&
+		if (live_backend(beentry) &&
 			(c = find_incoming(&m, beentry)) != NULL && c->pid == 0)
 		{
 			claim(&m, c, beentry->st_procpid, false);
@@ -351,6 +499,8 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 		}
 	}
 	outgoing = find_outgoing(&m, diag, num_backends, all_outgoing);
+	elog(DEBUG1, "mptcpinfo: the file descriptors of %d server processes read",
+		 m.nread);
 
 	for (int i = 1; i <= num_backends; i++)
 	{
@@ -365,7 +515,7 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 
 		CHECK_FOR_INTERRUPTS();
 
-		if (beentry->st_procpid == 0)
+		if (!live_backend(beentry))
 			continue;
 		visible = HAS_PGSTAT_PERMISSIONS(beentry->st_userid);
 		walreceiver = walreceiver_on_tcp(beentry);

@@ -44,9 +44,16 @@ mptcp_netlink_open(int protocol)
 	int			fd;
 
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
-	if (fd < 0)
+	/* (without the timeout, a kernel that never answers would hang us) */
+	if (fd >= 0 &&
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) < 0)
+	{
+		int			save_errno = errno;
+
+		close(fd);
+		errno = save_errno;
 		return -1;
-	(void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+	}
 	return fd;
 }
 

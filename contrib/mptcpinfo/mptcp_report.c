@@ -113,6 +113,7 @@ typedef struct SlotCopy
 static ReportShared *report_shared = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static mptcp_report_hook_type prev_report_hook = NULL;
 static uint32 report_wait_event = 0;
 
 static int
@@ -368,6 +369,8 @@ answer_report_request(void)
 	uint64		requested;
 	bool		outgoing;
 
+	if (prev_report_hook)
+		prev_report_hook();
 	if (report_shared == NULL || MyProcNumber < 0 ||
 		MyProcNumber >= report_shared->nslots)
 		return;
@@ -404,6 +407,7 @@ mptcp_report_init(void)
 	shmem_request_hook = report_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = report_shmem_startup;
+	prev_report_hook = mptcp_report_hook;
 	mptcp_report_hook = answer_report_request;
 }
 

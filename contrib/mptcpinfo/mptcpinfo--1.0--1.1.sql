@@ -35,7 +35,11 @@ LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 CREATE VIEW pg_stat_mptcp_subflows AS
     SELECT * FROM pg_stat_get_mptcp_subflows();
 
-GRANT SELECT ON pg_stat_mptcp_subflows TO PUBLIC;
+-- The subflows can make server processes report (before Linux 6.15), so
+-- only pg_read_all_stats (and so pg_monitor) may read them, as from 1.3 on.
+REVOKE ALL ON FUNCTION pg_stat_get_mptcp_subflows() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_stat_get_mptcp_subflows() TO pg_read_all_stats;
+GRANT SELECT ON pg_stat_mptcp_subflows TO pg_read_all_stats;
 
 -- What explains the connections: the path manager's endpoints, the MPTCP
 -- settings and counters of the server's network namespace.

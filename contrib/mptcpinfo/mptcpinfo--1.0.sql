@@ -63,4 +63,9 @@ CREATE VIEW pg_stat_mptcp_subflows AS
 -- As for pg_stat_activity, everyone may look: the functions return the
 -- details of other roles' connections only to members of pg_read_all_stats
 -- (and so pg_monitor).
-GRANT SELECT ON pg_stat_mptcp, pg_stat_mptcp_subflows TO PUBLIC;
+GRANT SELECT ON pg_stat_mptcp TO PUBLIC;
+-- The subflows can make server processes report (before Linux 6.15), so
+-- only pg_read_all_stats (and so pg_monitor) may read them, as from 1.3 on.
+REVOKE ALL ON FUNCTION pg_stat_get_mptcp_subflows() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_stat_get_mptcp_subflows() TO pg_read_all_stats;
+GRANT SELECT ON pg_stat_mptcp_subflows TO pg_read_all_stats;

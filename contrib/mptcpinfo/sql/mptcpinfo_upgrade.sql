@@ -27,6 +27,12 @@ CREATE EXTENSION mptcpinfo;
 CREATE TEMP TABLE fresh_install AS SELECT * FROM pg_temp.mptcpinfo_objects();
 DROP EXTENSION mptcpinfo;
 
+-- an earlier version installed as it is: the subflows are not for everyone
+CREATE EXTENSION mptcpinfo VERSION '1.2';
+SELECT has_table_privilege('public', 'pg_stat_mptcp_subflows', 'SELECT') AS public_subflows_1_2,
+       has_function_privilege('public', 'pg_stat_get_mptcp_subflows()', 'EXECUTE') AS public_function_1_2;
+DROP EXTENSION mptcpinfo;
+
 CREATE EXTENSION mptcpinfo VERSION '1.0';
 SELECT count(*) AS subflow_columns_1_0
   FROM pg_attribute

@@ -359,6 +359,66 @@ ok($bench_ok, 'pgbench -S beside the exporter loop succeeds')
 like($bench_out, qr/number of failed transactions: 0 /,
 	'pgbench -S: no failed transaction');
 
+# 7. Sockets that no server process holds are looked for once a session:
+# another program's MPTCP connection (owned by the server's user, as the
+# test runs as that user), and an orphan, closed by its program and still
+# closing (inode 0).
+my $other_program = IPC::Run::start(
+	[
+		$^X, '-MSocket', '-e', q{
+		$| = 1;
+		socket(my $l, AF_INET, SOCK_STREAM, 262) or die "socket: $!";
+		setsockopt($l, SOL_SOCKET, SO_REUSEADDR, 1);
+		bind($l, pack_sockaddr_in(0, inet_aton('127.0.0.1'))) or die "bind: $!";
+		listen($l, 5) or die "listen: $!";
+		my ($lport) = unpack_sockaddr_in(getsockname($l));
+		my (@keep, $c);
+		for my $close (0, 1) {
+			socket($c, AF_INET, SOCK_STREAM, 262) or die "socket: $!";
+			connect($c, pack_sockaddr_in($lport, inet_aton('127.0.0.1'))) or die "connect: $!";
+			accept(my $a, $l) or die "accept: $!";
+			push @keep, $a;
+			if ($close) { close($c) } else { push @keep, $c }
+		}
+		print "ready
+";
+		sleep 60;
+	}
+	],
+	'>', \my $program_out, '2>', \my $program_err);
+$deadline = time + 30;
+$other_program->pump until $program_out =~ /ready/ || time > $deadline;
+like($program_out, qr/ready/, 'another program holds MPTCP connections')
+  or diag $program_err;
+my (undef, undef, $scans) = $node->psql('postgres',
+	"SET client_min_messages = debug1;\n"
+	  . "SELECT count(*) FROM pg_stat_mptcp;\n" x 3);
+my @read = $scans =~ /the file descriptors of (\d+) server processes read/g;
+is(scalar @read, 3, 'three queries, each with its DEBUG1 line') or diag $scans;
+ok(@read == 3 && $read[1] == 0 && $read[2] == 0,
+	"another program's sockets are looked for once ("
+	  . join(', ', @read) . ' processes read)')
+  or diag $scans;
+$other_program->kill_kill;
+
+# 8. Within a transaction the views read the transaction's snapshot of the
+# backends, as pg_stat_activity does: a client that connects meanwhile
+# shows in neither, and pg_stat_activity still reads its snapshot after.
+my $tx = $node->background_psql('postgres');
+$tx->query_safe('BEGIN');
+my $before = $tx->query_safe('SELECT count(*) FROM pg_stat_activity');
+my $late = $node->background_psql('postgres',
+	extra_params => [ '-d' => "$connstr mptcp=1 application_name=late" ]);
+my $late_rows = $tx->query_safe(
+	"SELECT count(*) FROM pg_stat_mptcp m JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'late'"
+);
+my $after = $tx->query_safe('SELECT count(*) FROM pg_stat_activity');
+$tx->query_safe('COMMIT');
+is("$late_rows $after", "0 $before",
+	'in a transaction, the views keep its snapshot of the backends');
+$tx->quit;
+$late->quit;
+
 $_->quit for @askers;
 $clients[0]->{run}->kill_kill;
 $_->quit for @clients[ 1 .. $#clients ];
