@@ -194,9 +194,11 @@ is( query(
 	't|t',
 	'pg_monitor may read the views');
 
-# Inside a transaction, the views read the server's processes afresh, as
-# they read the kernel: a connection opened after the transaction's first
-# look at pg_stat_activity is there, and one that has ended is gone.
+# Inside a transaction, the views read the transaction's snapshot of the
+# server's processes, as pg_stat_activity does, so that the two join: a
+# connection opened after the transaction's first look at pg_stat_activity
+# is in neither.  One that has ended since is gone: the kernel no longer
+# has its socket, and its entry is not matched with another's.
 my $watcher = $node->background_psql('postgres',
 	extra_params => [ '-d' => "$connstr application_name=watcher" ]);
 $watcher->query_safe('BEGIN');
@@ -204,8 +206,11 @@ $watcher->query_safe('SELECT count(*) FROM pg_stat_activity');
 my $late = $node->background_psql('postgres',
 	extra_params => [ '-d' => "$connstr mptcp=1 application_name=late_conn" ]);
 my $late_pid = $late->query_safe('SELECT pg_backend_pid()');
-is($watcher->query_safe("SELECT mptcp FROM pg_stat_mptcp WHERE pid = $late_pid"),
-	't', 'a transaction sees a connection opened after its first look');
+is( $watcher->query_safe(
+		"SELECT (SELECT count(*) FROM pg_stat_mptcp WHERE pid = $late_pid) || ',' || (SELECT count(*) FROM pg_stat_activity WHERE pid = $late_pid)"
+	),
+	'0,0',
+	'a transaction keeps its snapshot: a connection opened after its first look is in neither view');
 $other->quit;
 $node->poll_query_until('postgres',
 	"SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $other_pid")

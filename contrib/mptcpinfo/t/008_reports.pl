@@ -401,24 +401,6 @@ ok(@read == 3 && $read[1] == 0 && $read[2] == 0,
   or diag $scans;
 $other_program->kill_kill;
 
-# 8. Within a transaction the views read the transaction's snapshot of the
-# backends, as pg_stat_activity does: a client that connects meanwhile
-# shows in neither, and pg_stat_activity still reads its snapshot after.
-my $tx = $node->background_psql('postgres');
-$tx->query_safe('BEGIN');
-my $before = $tx->query_safe('SELECT count(*) FROM pg_stat_activity');
-my $late = $node->background_psql('postgres',
-	extra_params => [ '-d' => "$connstr mptcp=1 application_name=late" ]);
-my $late_rows = $tx->query_safe(
-	"SELECT count(*) FROM pg_stat_mptcp m JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'late'"
-);
-my $after = $tx->query_safe('SELECT count(*) FROM pg_stat_activity');
-$tx->query_safe('COMMIT');
-is("$late_rows $after", "0 $before",
-	'in a transaction, the views keep its snapshot of the backends');
-$tx->quit;
-$late->quit;
-
 $_->quit for @askers;
 $clients[0]->{run}->kill_kill;
 $_->quit for @clients[ 1 .. $#clients ];
