@@ -16,7 +16,11 @@
 # second path), whose ends only a dump or a report can tell the first
 # time.  BENCH_CONNS (default "10 100 1000"), BENCH_ROUNDS (5), BENCH_QUERIES
 # (20 a view and round), BENCH_TPS_SECONDS (20; BENCH_TPS=0: no
-# throughput runs).  Writes OUTDIR/views.csv,
+# throughput runs).  BENCH_TCP_NOISE=N: N idle plain-TCP connections of
+# another program on the server's loopback meanwhile (bench/tcp_noise.py),
+# which a TCP dump walks past.  Writes OUTDIR/views.csv,
+# OUTDIR/first.csv (each view's first query in a new session: its time, the
+# second query's, and how much the backend's peak memory grew),
 # OUTDIR/tps.csv and OUTDIR/summary.txt (medians over rounds, the spread,
 # the ratio to pg_stat_activity in the same round, the load average).
 BIN=$1 WORK=$2 LAB=$3 OUT=$4
@@ -42,7 +46,9 @@ stop_idle() {
 	wait "${idle_pids[@]}" 2>/dev/null || true
 	idle_pids=()
 }
-trap 'stop_idle; cleanup' EXIT
+noise_pid=
+stop_noise() { [ -z "$noise_pid" ] || { kill "$noise_pid" 2>/dev/null; pkill -f tcp_noise.py 2>/dev/null; wait "$noise_pid" 2>/dev/null; } || true; }
+trap 'stop_idle; stop_noise; cleanup' EXIT
 # A quiet machine to begin with (the load average lags a minute behind
 # whatever ran before): at most 5 minutes' wait.
 for i in $(seq 1 60); do
@@ -51,6 +57,13 @@ for i in $(seq 1 60); do
 	sleep 5
 done
 lab_up "${BENCH_PATHS:-1}" none >/dev/null
+if [ "${BENCH_TCP_NOISE:-0}" -gt 0 ]; then
+	python3 "$(dirname "$0")/tcp_noise.py" "$BENCH_TCP_NOISE" 7200 >"$WORK/noise.out" &
+	noise_pid=$!
+	for i in $(seq 1 300); do grep -q ready "$WORK/noise.out" && break; sleep 0.2; done
+	grep -q ready "$WORK/noise.out" || { say "tcp_noise.py did not get ready"; exit 1; }
+	say "$BENCH_TCP_NOISE idle plain-TCP connections on loopback ($(ss -tnH | wc -l) TCP sockets)"
+fi
 server_init
 cat >>"$PGDATA_LAB/postgresql.conf" <<EOF
 max_connections = $((max_conns + 50))
@@ -142,7 +155,31 @@ time_views() {
 	fi
 }
 
+# first_queries BUILD PRELOAD WHERE N ROUND: in 5 new sessions a view
+# each, its first query, then a second; the backend's peak resident memory
+# (VmHWM) before and after.  One CSV line per session.
+first_queries() {
+	local build=$1 preload=$2 where=$3 n=$4 round=$5 v s out
+	local -A views=(
+		[activity]="SELECT count(*) FROM pg_stat_activity WHERE client_port IS NOT NULL"
+		[mptcp]="SELECT count(*) FROM pg_stat_mptcp WHERE mptcp"
+		[subflows]="SELECT count(*) FROM pg_stat_mptcp_subflows WHERE local_port IS NOT NULL")
+	local hwm="SELECT substring(pg_read_file('/proc/self/status') from 'VmHWM:\\s+(\\d+)');"
+	for s in 1 2 3 4 5; do
+		for v in activity mptcp subflows; do
+			out=$(printf '%s\n' "$hwm" '\timing on' "${views[$v]};" "${views[$v]};" '\timing off' "$hwm" |
+				psql -X -q -At -h "$WORK" -p "$PGPORT_LAB" -U postgres -v ON_ERROR_STOP=1 2>&1) || { say "psql: $out"; continue; }
+			awk -v b="$build" -v p="$preload" -v w="$where" -v n="$n" -v r="$round" -v v="$v" '
+				/^Time: / { t[++k] = $2; next }
+				/^[0-9]+$/ { x[++j] = $1 }
+				END { printf "%s,%s,%s,%d,%d,%s,%s,%s,%d,%d\n", b, p, w, n, r, v, t[1], t[2], x[2], x[4] - x[1] }' \
+				<<<"$out" >>"$OUT/first.csv"
+		done
+	done
+}
+
 mkdir -p "$OUT"
+echo "build,preload,where,conns,round,view,first_ms,second_ms,rows,hwm_growth_kb" >"$OUT/first.csv"
 echo "build,preload,where,conns,round,view,ms,rows,runq" >"$OUT/views.csv"
 echo "build,preload,exporter,round,tps,load" >"$OUT/tps.csv"
 # (BENCH_VIEWS=0: no latency runs)
@@ -155,7 +192,7 @@ stop
 
 say "views: $ROUNDS rounds of $QUERIES queries each, builds $builds, clients $CONNS"
 for n in $CONNS; do
-	for where in loopback remote; do
+	for where in ${BENCH_WHERE:-loopback remote}; do
 		for round in $(seq 1 "$ROUNDS"); do
 			# alternate the order of the modes, so that drift hits all
 			modes=()
@@ -164,6 +201,7 @@ for n in $CONNS; do
 			for mode in "${modes[@]}"; do
 				start "${mode%%:*}" "${mode#*:}"
 				idle "$n" "$where" || { stop_idle; stop; exit 1; }
+				first_queries "${mode%%:*}" "${mode#*:}" "$where" "$n" "$round"
 				time_views "${mode%%:*}" "${mode#*:}" "$where" "$n" "$round"
 				stop_idle
 				stop
