@@ -139,25 +139,29 @@ sub require_extra
 
 =pod
 
-=item enter_private_netns()
+=item enter_private_netns([PRIVATE_ONLY])
 
 Skips the test unless PG_TEST_EXTRA contains "mptcp" and unprivileged user
 namespaces work here; otherwise re-executes the test script inside a new
 user + network namespace (the user keeps its uid, so postgres can run, and
 holds CAP_NET_ADMIN over the namespace), and brings up its loopback.
-Call it from a BEGIN block, before any test output.
+Call it from a BEGIN block, before any test output.  With PRIVATE_ONLY
+true, PG_TEST_EXTRA is not needed: for a test that uses only the
+namespace's own loopback, which no other user can reach.
 
 =cut
 
 sub enter_private_netns
 {
+	my ($private_only) = @_;
+
 	if ($ENV{PG_MPTCP_IN_NETNS})
 	{
 		run_ip('link', 'set', 'lo', 'up');
 		return;
 	}
 
-	require_extra();
+	require_extra() unless $private_only;
 	plan skip_all => 'network namespace tests need Linux'
 	  if $Config{osname} ne 'linux';
 
