@@ -242,6 +242,17 @@ static MptcpReport local_report;
 /* does this getsockopt() errno mean "no such option here"? */
 #define OPTION_UNKNOWN(e) ((e) == EOPNOTSUPP || (e) == ENOPROTOOPT || (e) == EINVAL)
 
+/* a reported subflow whose local address is unspecified */
+static bool
+closed_subflow(const MptcpSockEnds *ends)
+{
+	static const uint8 any4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	static const uint8 any6[16] = {0};
+
+	return memcmp(ends->local, any4, 16) == 0 ||
+		memcmp(ends->local, any6, 16) == 0;
+}
+
 /* describe one MPTCP socket of this process into r */
 static void
 report_socket(int fd, uint64 inode, MptcpReport *r)
@@ -284,13 +295,20 @@ report_socket(int fd, uint64 inode, MptcpReport *r)
 			r->nmissing++;
 			continue;
 		}
-		s = &r->subflows[r->nsubflows++];
+		s = &r->subflows[r->nsubflows];
 		memset(s, 0, sizeof(*s));
 		s->inode = inode;
 		(void) mptcp_sockaddr_to_mapped(&a->local, s->ends.local,
 										&s->ends.local_port, &s->ends.family);
 		(void) mptcp_sockaddr_to_mapped(&a->remote, s->ends.remote,
 										&s->ends.remote_port, &s->ends.family);
+
+		/*
+		 * A closed initial subflow can stay listed (6.12 does), its local
+		 * address reset: it is no subflow any more.
+		 */
+		if (!closed_subflow(&s->ends))
+			r->nsubflows++;
 	}
 }
 
