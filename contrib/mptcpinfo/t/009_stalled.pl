@@ -172,7 +172,7 @@ ok($copied, 'the COPY is over, its connection still open');
 my ($kmaj, $kmin) = ((POSIX::uname())[2] =~ /^(\d+)\.(\d+)/);
 SKIP:
 {
-	skip 'before Linux 6.8 the kernel does not say whether the initial subflow is left', 3
+	skip 'before Linux 6.8 the kernel does not say whether the initial subflow is left', 4
 	  unless $kmaj > 6 || ($kmaj == 6 && $kmin >= 8);
 	MptcpUtils::set_sysctl('net.ipv4.tcp_retries2', 2);
 	my $total = '';
@@ -198,6 +198,11 @@ SKIP:
 	is(join(',', @debug[4 .. 15]), '1,0,0,0,1,0,0,0,1,0,0,0',
 		'after the first query: looked up by its ends, no dump, nobody asked')
 	  or diag $stderr;
+	# the process's own report has the one subflow too (a kernel may still
+	# list the closed initial one)
+	is( $node->safe_psql('postgres',
+			"SET mptcpinfo.subflow_source = 'processes';\n$path_sql"),
+		'2', "the process's report: the subflow on path 2 only");
 }
 $lock->query_safe('SELECT pg_advisory_unlock(4242)');
 $lock->quit;
