@@ -103,8 +103,9 @@ if os.path.exists(path):
             if r:
                 print(f"{b:8} {p:9} {e + '/none':25} {median(r):.3f} "
                       f"[{min(r):.3f}-{max(r):.3f}]")
-    print(f"load after each run (pgbench's own 4 clients included): "
-          f"{min(tps_load.values()):.2f}-{max(tps_load.values()):.2f}")
+    if tps_load:
+        print(f"load after each run (pgbench's own 4 clients included): "
+              f"{min(tps_load.values()):.2f}-{max(tps_load.values()):.2f}")
 
 
 def svg_plot(path):
@@ -178,3 +179,35 @@ if os.path.exists(path):
         for (b, p, e), v in sorted(cpu.items()):
             print(f"{b:8} {p:9} {e:16} {median(v):>7.2f} [{min(v):.2f}-{max(v):.2f}]"
                   f" {median(v) / (10 * cores):.2f}% {len(v)} rounds")
+
+# First queries (OUTDIR/first.csv): each view's first query in a new
+# session, the second one, and the growth of the backend's peak memory;
+# medians over sessions and rounds, and the first query's ratio to
+# pg_stat_activity's first query in the same round and server.
+first_path = os.path.join(out, "first.csv")
+if os.path.exists(first_path):
+    first = defaultdict(lambda: ([], [], [], []))  # key -> lists
+    act_first = defaultdict(list)
+    with open(first_path) as f:
+        rows = [r for r in csv.DictReader(f) if r["first_ms"]]
+    for r in rows:
+        if r["view"] == "activity":
+            act_first[(r["build"], r["preload"], r["where"], r["conns"], r["round"])].append(float(r["first_ms"]))
+    for r in rows:
+        k = (r["build"], r["preload"], r["where"], int(r["conns"]), r["view"])
+        a = act_first.get((r["build"], r["preload"], r["where"], r["conns"], r["round"]))
+        first[k][0].append(float(r["first_ms"]))
+        first[k][1].append(float(r["second_ms"]))
+        first[k][2].append(int(r["hwm_growth_kb"]))
+        if a:
+            first[k][3].append(float(r["first_ms"]) / median(a))
+    print()
+    print("First query of a new session (ms), the second, the backend's peak"
+          " memory growth (kB): medians over sessions and rounds")
+    print(f"{'build':8} {'preload':9} {'clients':8} {'conns':>5}  {'view':24} "
+          f"{'first':>8} {'x act.':>7} {'second':>8} {'peak+kB':>8} n")
+    for k in sorted(first, key=lambda k: (k[3], k[2], k[0], k[1], k[4])):
+        fm, sm, hw, ra = first[k]
+        print(f"{k[0]:8} {k[1]:9} {k[2]:8} {k[3]:5}  {names.get(k[4], k[4]):24} "
+              f"{median(fm):8.2f} {median(ra) if ra else float('nan'):6.1f}x "
+              f"{median(sm):8.2f} {median(hw):8d} {len(fm)}")
