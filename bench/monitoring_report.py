@@ -210,4 +210,4 @@ if os.path.exists(first_path):
         fm, sm, hw, ra = first[k]
         print(f"{k[0]:8} {k[1]:9} {k[2]:8} {k[3]:5}  {names.get(k[4], k[4]):24} "
               f"{median(fm):8.2f} {median(ra) if ra else float('nan'):6.1f}x "
-              f"{median(sm):8.2f} {median(hw):8d} {len(fm)}")
+              f"{median(sm):8.2f} {int(median(hw)):8d} {len(fm)}")
