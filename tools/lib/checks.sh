@@ -144,7 +144,7 @@ cmd_verify_install() {
 	echo "install: $o2_from, debug_assertions = off"
 }
 
-# README.mptcp's "Try it here" works: bench/try-it.sh in a namespace.
+# README.mptcp's "Try it in network namespaces" works: bench/try-it.sh in a namespace.
 cmd_verify_guide() {
 	cmd_install >/dev/null
 	local uid gid
