@@ -75,7 +75,7 @@ quickstart_test_run() {
 	local lab_sh=$TOP/src/test/mptcp/lab.sh role pw=quickstart-Secret-1
 	deb_harness deb-test-quickstart quickstart_cleanup tools/lib/quickstart.sh
 	deb_mount_all "$RB"
-	for role in each-host each-host-settings primary standby check; do
+	for role in each-host each-host-settings primary standby check health; do
 		[ -n "$(quickstart_block "$role")" ] || fail "README.md has no quick-start block \"$role\""
 	done
 	# the README's commands set the paths: none set by the lab
@@ -171,6 +171,7 @@ quickstart_test_run() {
 	done
 	echo "# $rows"
 	expect "the README's check: standby1 streaming, mptcp, 2 subflows (one per path)" "$(echo "$rows" | awk '{ print $1, $2, $3, $4 }')" "standby1 streaming t 2"
+	expect "the README's health check: no row" "$(psql_primary -c "$(quickstart_block health)")" ""
 	local before after
 	before=$(psql_primary -F ' ' -c "$walsender_sql")
 	echo "# walsender before the cut: $before"

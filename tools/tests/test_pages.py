@@ -3,7 +3,8 @@
 
 Reads the operator's and developer's pages and fails, naming file and line,
 when:
-  - a relative link (Markdown [text](target), or a repository path named in
+  - a relative link (README.md, README.mptcp, DEVELOPERS.md, CHANGELOG.md,
+    guide/*.md, bench/results/*.md) (Markdown [text](target), or a repository path named in
     the text such as guide/paths.md or bench/results/x.csv) points to no
     file, or its #anchor to no heading of the target;
   - a section reference (FILE, "Title"; FILE, section N; section N.N) names
@@ -38,6 +39,8 @@ def err(page, line, msg):
 def pages():
     out = ["README.md", "README.mptcp", "DEVELOPERS.md", "CHANGELOG.md"]
     out += sorted("guide/" + f for f in os.listdir(os.path.join(TOP, "guide"))
+                  if f.endswith(".md"))
+    out += sorted("bench/results/" + f for f in os.listdir(os.path.join(TOP, "bench/results"))
                   if f.endswith(".md"))
     return [p for p in out if os.path.exists(os.path.join(TOP, p))]
 
@@ -115,7 +118,7 @@ PAGE_NAMES = r"(README\.md|README\.mptcp|DEVELOPERS\.md|CHANGELOG\.md|[a-z-]+\.m
 # repository paths named in prose
 REPO_PATH = re.compile(r"(?<![\w./~-])((?:\.\./)?(?:guide|bench|tools|contrib|src|doc|patches|debian)/"
                        r"[\w.+/-]*[\w/])")
-TEST_TAG = re.compile(r"\[(test|lab|demo|bench|managers|clients|not test|run by hand|deb-test)([ :][^\]]*)?\](?!\()")
+TEST_TAG = re.compile(r"\[(test|lab|demo|bench|managers|clients|not test\w*|not in a test|run by hand|deb-test)([ :][^\]]*)?\](?!\()")
 HISTORY = [
     (re.compile(r"\b20\d\d-\d\d-\d\d\b"), "a date"),
     (re.compile(r"\b(this|these|our) (project's )?machines?\b", re.I), "this machine"),
@@ -162,7 +165,15 @@ def check_page(page):
             dest = resolve_name(page, m.group(1))
             if dest and not has_section(dest, m.group(2)):
                 err(page, n, f"no section {m.group(2)} in {dest}")
-        for m in re.finditer(r"(?<![\w.])(?:[Ss]ection|§) (\d+(?:\.\d+)*)(?![\w.]*\.md)", l):
+        for m in re.finditer(PAGE_NAMES + r",? (\d+\.\d+)\b", l):
+            dest = resolve_name(page, m.group(1))
+            if dest and not has_section(dest, m.group(2)):
+                err(page, n, f"no section {m.group(2)} in {dest}")
+        for m in re.finditer(r"\b([A-Z][a-z]+) \((\d)\)", l):
+            if not any(t.lstrip("0123456789. ").startswith(m.group(1)) and t.startswith(m.group(2))
+                       for t in headings(page)):
+                err(page, n, f"no section {m.group(2)}, \"{m.group(1)}\", in this page")
+        for m in re.finditer(r"(?<![\w.])(?:[Ss]ection|§|[Rr]ecipe) (\d+(?:\.\d+)*)(?![\w.]*\.md)", l):
             before = l[:m.start()]
             if re.search(PAGE_NAMES + r",? $", before):
                 continue  # FILE, section N: above
@@ -174,7 +185,7 @@ def check_page(page):
             m = re.search(r"host\s*=\s*'*([^\s']+)", l)
             if m and "," not in m.group(1):
                 around = " ".join(lines[max(0, n - 3):n + 2]).lower()
-                if "one host" not in around and "one address" not in around:
+                if not re.search(r"one host|one address|resolv", around):
                     err(page, n, "primary_conninfo with one host: list the primary's address on every path, or say why not")
         if operator:
             m = TEST_TAG.search(l)
