@@ -116,7 +116,7 @@ def resolve(page, target):
 
 PAGE_NAMES = r"(README\.md|README\.mptcp|DEVELOPERS\.md|CHANGELOG\.md|[a-z-]+\.md)"
 # repository paths named in prose
-REPO_PATH = re.compile(r"(?<![\w./~-])((?:\.\./)?(?:guide|bench|tools|contrib|src|doc|patches|debian)/"
+REPO_PATH = re.compile(r"(?<![\w./~-])((?:\.\./)?(?:guide|bench|tools|contrib|src|doc|patches)/"
                        r"[\w.+/-]*[\w/])")
 TEST_TAG = re.compile(r"\[(test|lab|demo|bench|managers|clients|not test\w*|not in a test|run by hand|deb-test)([ :][^\]]*)?\](?!\()")
 HISTORY = [
