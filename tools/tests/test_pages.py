@@ -4,7 +4,7 @@
 Reads the operator's and developer's pages and fails, naming file and line,
 when:
   - a relative link (README.md, README.mptcp, DEVELOPERS.md, CHANGELOG.md,
-    guide/*.md, bench/results/*.md) (Markdown [text](target), or a repository path named in
+    guide/*.md, bench/results/**/*.md) (Markdown [text](target), or a repository path named in
     the text such as guide/paths.md or bench/results/x.csv) points to no
     file, or its #anchor to no heading of the target;
   - a section reference (FILE, "Title"; FILE, section N; section N.N) names
@@ -16,7 +16,9 @@ when:
     tag ([test ...], [lab], [demo], ...) or project history (dates, "this
     machine", "these machines", CI timings);
   - the path a new user reads (PATH_PAGES) is over MAX_PATH_WORDS words,
-    counted as wc -w counts.
+    counted as wc -w counts;
+  - bench/results (less what its .gitignore says the bench regenerates) is
+    over 2 MB, or has a file over 2,000 lines.
 No network, no build: a second at most.  Usage: test_pages.py [TOP]
 """
 import os
@@ -40,8 +42,8 @@ def pages():
     out = ["README.md", "README.mptcp", "DEVELOPERS.md", "CHANGELOG.md"]
     out += sorted("guide/" + f for f in os.listdir(os.path.join(TOP, "guide"))
                   if f.endswith(".md"))
-    out += sorted("bench/results/" + f for f in os.listdir(os.path.join(TOP, "bench/results"))
-                  if f.endswith(".md"))
+    for d, _, files in os.walk(os.path.join(TOP, "bench/results")):
+        out += sorted(os.path.relpath(os.path.join(d, f), TOP) for f in files if f.endswith(".md"))
     return [p for p in out if os.path.exists(os.path.join(TOP, p))]
 
 
@@ -205,9 +207,38 @@ def resolve_name(page, name):
     return None
 
 
+RESULTS_MAX_BYTES = 2 * 1024 * 1024
+RESULTS_MAX_LINES = 2000
+
+
+def check_results():
+    """bench/results stays small: under 2 MB, no file over 2,000 lines, and
+    none of what bench/results/.gitignore says the bench regenerates."""
+    import fnmatch
+    root = os.path.join(TOP, "bench/results")
+    with open(os.path.join(root, ".gitignore")) as f:
+        ignored = [l.strip().rstrip("/") for l in f if l.strip() and not l.startswith("#")]
+    total = 0
+    for d, dirs, files in os.walk(root):
+        dirs[:] = [x for x in dirs if not any(fnmatch.fnmatch(x, g) for g in ignored)]
+        for f in files:
+            if any(fnmatch.fnmatch(f, g) for g in ignored):
+                continue
+            path = os.path.join(d, f)
+            total += os.path.getsize(path)
+            with open(path, "rb") as fh:
+                n = fh.read().count(b"\n")
+            if n > RESULTS_MAX_LINES:
+                err(os.path.relpath(path, TOP), 0, f"{n} lines, more than {RESULTS_MAX_LINES}")
+    if total > RESULTS_MAX_BYTES:
+        err("bench/results", 0, f"{total} bytes, more than {RESULTS_MAX_BYTES}")
+    return total
+
+
 def main():
     for p in pages():
         check_page(p)
+    results = check_results()
     words = 0
     for p in PATH_PAGES:
         with open(os.path.join(TOP, p), encoding="utf-8") as f:
@@ -217,7 +248,7 @@ def main():
     for e in errors:
         print(e)
     print(f"pages: {len(pages())} checked; the path ({' + '.join(PATH_PAGES)}): {words} words "
-          f"(at most {MAX_PATH_WORDS}); {len(errors)} problem(s)")
+          f"(at most {MAX_PATH_WORDS}); bench/results: {results} bytes; {len(errors)} problem(s)")
     return 1 if errors else 0
 
 
