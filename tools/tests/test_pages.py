@@ -1,20 +1,19 @@
 #!/usr/bin/env python3
 """The docs check ("make verify-pages", a series check of "make check").
 
-Reads the operator's and developer's pages and fails, naming file and line,
-when:
-  - a relative link (README.md, README.mptcp, DEVELOPERS.md, CHANGELOG.md,
-    guide/*.md, bench/results/**/*.md) (Markdown [text](target), or a repository path named in
-    the text such as guide/paths.md or bench/results/x.csv) points to no
+Reads README.md, README.mptcp, DEVELOPERS.md, CHANGELOG.md, guide/*.md and
+bench/results/**/*.md, and fails, naming file and line, when:
+  - a relative link (Markdown [text](target), or a repository path named
+    in the text such as guide/paths.md or bench/results/x.csv) points to no
     file, or its #anchor to no heading of the target;
-  - a section reference (FILE, "Title"; FILE, section N; section N.N) names
-    no heading of that page;
-  - a page says apt-mark hold (our apt pin replaces holds);
-  - a primary_conninfo example names one host without saying why
-    ("one host" or "one address" on that line or the two around it);
-  - an operator page (README.md, guide/, CHANGELOG.md aside) carries a test
-    tag ([test ...], [lab], [demo], ...) or project history (dates, "this
-    machine", "these machines", CI timings);
+  - a section reference (FILE, "Title"; FILE, section N; FILE N.N;
+    section N.N; recipe N.N; Title (N)) names no heading of that page;
+  - a page says apt-mark hold or unhold (our apt pin replaces holds);
+  - a primary_conninfo example names one host without saying why ("one
+    host", "one address" or "resolves" on that line or the two around it);
+  - an operator page (README.md, guide/) carries a test tag ([test ...],
+    [lab], [demo], ...) or project history (dates, "this machine", "these
+    machines", CI timings);
   - the path a new user reads (PATH_PAGES) is over MAX_PATH_WORDS words,
     counted as wc -w counts;
   - bench/results (less what its .gitignore says the bench regenerates) is
