@@ -215,8 +215,10 @@ def check_results():
     none of what bench/results/.gitignore says the bench regenerates."""
     import fnmatch
     root = os.path.join(TOP, "bench/results")
-    with open(os.path.join(root, ".gitignore")) as f:
-        ignored = [l.strip().rstrip("/") for l in f if l.strip() and not l.startswith("#")]
+    ignored = []
+    if os.path.exists(os.path.join(root, ".gitignore")):
+        with open(os.path.join(root, ".gitignore")) as f:
+            ignored = [l.strip().rstrip("/") for l in f if l.strip() and not l.startswith("#")]
     total = 0
     for d, dirs, files in os.walk(root):
         dirs[:] = [x for x in dirs if not any(fnmatch.fnmatch(x, g) for g in ignored)]
