@@ -124,6 +124,7 @@ HISTORY = [
     (re.compile(r"\b20\d\d-\d\d-\d\d\b"), "a date"),
     (re.compile(r"\b(this|these|our) (project's )?machines?\b", re.I), "this machine"),
     (re.compile(r"\ban earlier build\b|\bslow day\b", re.I), "project history"),
+    (re.compile(r"\bthis project's\b|\b(un)?test(ed|able) here\b|\(here\)", re.I), "this project's own test set-up"),
     (re.compile(r"\bin CI\b.*\b\d+ (s|min|minutes)\b|\b\d+ (s|min|minutes)\b.*\bin CI\b"), "a CI timing"),
 ]
 
