@@ -110,6 +110,9 @@ quickstart_test_run() {
 	install_on "$RB" "$(quickstart_block each-host)" >"$QUICKSTART_DIR/standby-install.log" 2>&1 ||
 		fail "the each-host block on the standby (log: $QUICKSTART_DIR/standby-install.log)"
 	expect "standby: postgresql-$V from our repository" "$(chroot "$RB" dpkg-query -W -f='${Version}' "postgresql-$V")" "$DEB_VERSION"
+	dpkg-deb -c "$(ls "$DEB_REPO"/postgresql-doc-"$V"_*.deb)" | grep -q "/html/mptcpinfo.html$" &&
+		ok "postgresql-doc-$V has the HTML reference of mptcpinfo (README.md)" ||
+		fail "postgresql-doc-$V lacks html/mptcpinfo.html"
 	expect "standby: libpq5 from our repository" "$(chroot "$RB" dpkg-query -W -f='${Version}' libpq5)" "$DEB_VERSION"
 	on_standby "pg_ctlcluster $V main start" </dev/null >>"$QUICKSTART_DIR/standby-install.log" 2>&1 || fail "starting the standby's cluster"
 	echo "# each-host-settings, on the primary and on the standby"
