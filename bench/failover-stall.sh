@@ -65,7 +65,7 @@
 #              starts the timed run at once.  Autovacuum then writes bursts
 #              of WAL (its analyze of the new tables and of the catalogs)
 #              about 30 and 60 s later, after the cut.  Those bursts are
-#              what separates the labs (guide/failover.md, "Why the two
+#              what separates the labs (bench/results/failover.md, "Why the two
 #              labs disagreed").
 # BENCH_STALL_RESTART=0 keeps the primary running from run to run (a reload
 # only: tcp_rto_max_ms then does not reach its listen sockets) and

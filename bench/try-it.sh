@@ -1,5 +1,5 @@
 #!/bin/bash
-# README.mptcp section 3, "Try it here", as a script: run by "make check"
+# README.mptcp section 3, "Try it in network namespaces", as a script: run by "make check"
 # so that the guide's commands stay true.  Usage, from the top of this
 # repository after "make install", as an unprivileged user:
 #   unshare -Un --map-user=$(id -u) --map-group=$(id -g) --keep-caps bash bench/try-it.sh [BIN]

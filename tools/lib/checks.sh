@@ -144,7 +144,7 @@ cmd_verify_install() {
 	echo "install: $o2_from, debug_assertions = off"
 }
 
-# README.mptcp's "Try it here" works: bench/try-it.sh in a namespace.
+# README.mptcp's "Try it in network namespaces" works: bench/try-it.sh in a namespace.
 cmd_verify_guide() {
 	cmd_install >/dev/null
 	local uid gid
@@ -500,6 +500,8 @@ cmd_check() {
 	cmd_deps
 	cmd_fetch
 	rm -f "$WORKDIR/series-checks"
+	# (the pages are the same for every major, and cheap: always)
+	series_check pages cmd_verify_pages
 	if tree_has_edits; then
 		note "skipping the series checks: the work tree has edits not yet in patches/"
 		cmd_build
@@ -561,6 +563,12 @@ cmd_check() {
 # "check" for every supported major, master first; fails if any failed.
 # Which version fetch builds when the archive moves: the fake-archive test.
 cmd_verify_archive() { "$TOP/tools/tests/test_archive.sh"; }
+
+# The docs check: links and section references resolve, host lists in
+# primary_conninfo, no apt-mark hold, no test tags or project history on
+# operator pages, the new user's path within its word budget.  No network,
+# no build: a second.
+cmd_verify_pages() { python3 "$TOP/tools/tests/test_pages.py" "$TOP"; }
 
 cmd_check_all() {
 	local m rc=0 start summary= dir skipped

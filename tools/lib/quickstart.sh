@@ -8,18 +8,34 @@
 # uses deb.sh's chroot helpers and the repository of "make deb".
 #
 # The README marks its blocks with "<!-- quickstart: ROLE -->" on the line
-# before the fence: each-host (run on the primary, then on the standby),
-# primary, standby, check (SQL, run on the primary).  Only these change on
-# the way, as a host of the lab has other addresses: V=17 -> this major,
-# 10.1.0.1 -> 198.18.1.1, 10.2.0.1 -> 198.18.2.1, 10.0.0.0/8 ->
-# 198.18.0.0/15, eth1 -> sv2.  The lab's own MPTCP endpoints and limits are
-# flushed first: the README's commands must set them.  The primary runs in
-# a network namespace of its own (the lab's server side), the standby in the
-# lab's client namespace, each in its own chroot, with iproute2 installed as
-# on any Debian host.  The each-host block runs in the host's network
-# namespace, which reaches Debian's archive; the chroot's policy-rc.d keeps
-# the package from starting the cluster, so the test starts it in the
-# host's namespace of the lab, as systemd would.
+# before the fence: each-host and each-host-settings (run on the primary,
+# then on the standby), primary, standby, check and health (SQL, run on
+# the primary).  Only these change on the way, as a host of the lab has
+# other addresses: the "V=" line -> this major; the primary's addresses
+# 10.1.0.1 -> 198.18.1.1 and 10.2.0.1 -> 198.18.2.1 (wherever they appear,
+# the standby's host list included); the "A1=... A2=... NIC2=..." line of
+# each-host-settings -> the host's own addresses and second interface
+# (198.18.1.1 198.18.2.1 sv2 on the primary, 198.18.1.2 198.18.2.2 cv2 on
+# the standby); the networks 10.N.0.0/24 -> 198.18.N.0/24.  The lab's own MPTCP endpoints and limits
+# are flushed first: the README's commands must set them.  The primary runs
+# in a network namespace of its own (the lab's server side), the standby in
+# the lab's client namespace, each in its own chroot, with iproute2 and
+# procps installed as on any Debian host.  The each-host block runs in the
+# host's network namespace, which reaches Debian's archive; the chroot's
+# policy-rc.d keeps the package from starting the cluster, so the test
+# starts it in the host's namespace of the lab, as systemd would.  Every
+# other block runs in the lab (the sysctls it sets are those of the lab's
+# namespaces, never the machine's).  The password that \password and read
+# ask for comes on their standard input, without a terminal (setsid).
+#
+# Then it checks what the README promises: both hosts configured the same
+# (listen_mptcp, the preload, listen_addresses naming the host's addresses,
+# the failover settings and sysctls, a signal endpoint), a primary_conninfo
+# with the host list and no password, the rows replayed, the walsender over
+# MPTCP with a subflow per path.  Then path 1, the one the standby connected
+# over, is cut for good: rows still arrive; the walsender is terminated on
+# the primary, the walreceiver connects again over path 2 (the host list),
+# over MPTCP; the standby's rows equal the primary's (count and checksum).
 # Everything stays in $DEB_DIR/quickstart/ (the chroots go at the end).
 
 QUICKSTART_DIR=$DEB_DIR/quickstart
@@ -31,7 +47,7 @@ cmd_deb_test_quickstart() {
 	[ -f "$DEB_REPO/InRelease" ] || die "no repository in $DEB_REPO: run 'make deb PG_MAJOR=$PG_MAJOR$([ "$DEB_SUITE" = "$PG_DEBIAN_SUITE" ] || echo " SUITE=$DEB_SUITE")' first"
 	local start=$SECONDS rc=0 h
 	for h in primary standby; do
-		DEB_DIR=$QUICKSTART_DIR deb_chroot "$QUICKSTART_DIR/$h" iproute2
+		DEB_DIR=$QUICKSTART_DIR deb_chroot "$QUICKSTART_DIR/$h" iproute2,procps
 	done
 	unshare -m --propagation private "$TOP/tools/workspace" deb-test-quickstart-run 2>&1 | tee "$QUICKSTART_DIR/test.log" || rc=1
 	grep -q '^deb-test-quickstart: PASS' "$QUICKSTART_DIR/test.log" || rc=1
@@ -40,87 +56,157 @@ cmd_deb_test_quickstart() {
 	return $rc
 }
 
-# quickstart_block ROLE: the README's block(s) of that role, as the lab runs them
+# quickstart_block ROLE [standby]: the README's block(s) of that role, as
+# the lab's primary (or standby) runs them
 quickstart_block() {
+	local own1=198.18.1.1 own2=198.18.2.1 nic=sv2
+	[ "${2:-}" != standby ] || own1=198.18.1.2 own2=198.18.2.2 nic=cv2
 	awk -v role="$1" '
 		$0 ~ "^<!-- quickstart: " role " -->$" { want = 1; next }
 		want && /^```/ { if (inside) { want = 0; inside = 0 } else inside = 1; next }
 		want && inside { print }' "$TOP/README.md" |
-		sed -e "s/^V=17 .*/V=$MAJOR_NUMBER/" \
+		sed -e "s/^V=[0-9]* .*/V=$MAJOR_NUMBER/" \
+			-e "/^A1=/s/^A1=[^ ]* A2=[^ ]* NIC2=[^ ]*/A1=$own1 A2=$own2 NIC2=$nic/" \
 			-e 's/10\.1\.0\.1/198.18.1.1/g' -e 's/10\.2\.0\.1/198.18.2.1/g' \
-			-e 's|10\.0\.0\.0/8|198.18.0.0/15|g' -e 's/dev eth1/dev sv2/g'
+			-e 's|10\.\([12]\)\.0\.0/24|198.18.\1.0/24|g' -e 's/dev eth1/dev sv2/g'
 }
 
 quickstart_test_run() {
 	local R=$QUICKSTART_DIR/primary RB=$QUICKSTART_DIR/standby lab=$QUICKSTART_DIR/lab V=$MAJOR_NUMBER srv n=0
-	local lab_sh=$TOP/src/test/mptcp/lab.sh role
+	local lab_sh=$TOP/src/test/mptcp/lab.sh role pw=quickstart-Secret-1
 	deb_harness deb-test-quickstart quickstart_cleanup tools/lib/quickstart.sh
 	deb_mount_all "$RB"
-	for role in each-host primary standby check; do
+	for role in each-host each-host-settings primary standby check health; do
 		[ -n "$(quickstart_block "$role")" ] || fail "README.md has no quick-start block \"$role\""
 	done
 	# the README's commands set the paths: none set by the lab
 	nsenter -t "$srv" -n ip mptcp endpoint flush
 	nsenter -t "$srv" -n ip mptcp limits set subflows 0 add_addr_accepted 0
+	"$lab_sh" client "$lab" ip mptcp endpoint flush
 	"$lab_sh" client "$lab" ip mptcp limits set subflows 0 add_addr_accepted 0
 	local h
 	for h in "$R" "$RB"; do
 		mkdir -p "$h/srv/pg-mptcp"
 		cp "$DEB_REPO"/* "$h/srv/pg-mptcp/"
 	done
-	# on_HOST SCRIPT: a shell of that host runs SCRIPT (each line echoed),
-	# stopping at the first command that fails; the shell carries V over.
-	# install_on ROOT SCRIPT: the same in the host's network namespace.
-	install_on() { chroot "$1" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root DEBIAN_FRONTEND=noninteractive bash -exc "V=$V; $2" </dev/null; }
-	on_primary() { nsenter -t "$srv" -n chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root DEBIAN_FRONTEND=noninteractive bash -exc "V=$V; $1" </dev/null; }
-	on_standby() { "$lab_sh" client "$lab" chroot "$RB" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root DEBIAN_FRONTEND=noninteractive bash -exc "V=$V; $1" </dev/null; }
+	# install_on ROOT SCRIPT: a shell of that host runs SCRIPT (each line
+	# echoed), stopping at the first command that fails, in the host's
+	# network namespace.  on_primary/on_standby SCRIPT: the same in the lab;
+	# standard input is the caller's (the password), no terminal.
+	local sh_env=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root DEBIAN_FRONTEND=noninteractive)
+	install_on() { chroot "$1" "${sh_env[@]}" bash -exc "V=$V; $2" </dev/null; }
+	on_primary() { setsid -w nsenter -t "$srv" -n chroot "$R" "${sh_env[@]}" bash -exc "V=$V; $1"; }
+	on_standby() { setsid -w "$lab_sh" client "$lab" chroot "$RB" "${sh_env[@]}" bash -exc "V=$V; $1"; }
 	psql_primary() { nsenter -t "$srv" -n chroot "$R" runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 	psql_standby() { "$lab_sh" client "$lab" chroot "$RB" runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+	sysctl_primary() { nsenter -t "$srv" -n cat "/proc/sys/$1"; }
+	sysctl_standby() { "$lab_sh" client "$lab" cat "/proc/sys/$1"; }
 
 	echo "# each-host, on the primary"
 	install_on "$R" "$(quickstart_block each-host)" >"$QUICKSTART_DIR/primary-install.log" 2>&1 ||
 		fail "the each-host block on the primary (log: $QUICKSTART_DIR/primary-install.log)"
 	expect "primary: postgresql-$V from our repository" "$(chroot "$R" dpkg-query -W -f='${Version}' "postgresql-$V")" "$DEB_VERSION"
-	on_primary "pg_ctlcluster $V main start" >>"$QUICKSTART_DIR/primary-install.log" 2>&1 || fail "starting the primary's cluster"
+	on_primary "pg_ctlcluster $V main start" </dev/null >>"$QUICKSTART_DIR/primary-install.log" 2>&1 || fail "starting the primary's cluster"
 	echo "# each-host, on the standby"
 	install_on "$RB" "$(quickstart_block each-host)" >"$QUICKSTART_DIR/standby-install.log" 2>&1 ||
 		fail "the each-host block on the standby (log: $QUICKSTART_DIR/standby-install.log)"
+	expect "standby: postgresql-$V from our repository" "$(chroot "$RB" dpkg-query -W -f='${Version}' "postgresql-$V")" "$DEB_VERSION"
+	# (grep reads it all: with -q, dpkg-deb would die of SIGPIPE under pipefail)
+	dpkg-deb -c "$(ls "$DEB_REPO"/postgresql-doc-"$V"_*.deb)" | grep "/html/mptcpinfo.html$" >/dev/null &&
+		ok "postgresql-doc-$V has the HTML reference of mptcpinfo (README.md)" ||
+		fail "postgresql-doc-$V lacks html/mptcpinfo.html"
 	expect "standby: libpq5 from our repository" "$(chroot "$RB" dpkg-query -W -f='${Version}' libpq5)" "$DEB_VERSION"
-	on_standby "pg_ctlcluster $V main start" >>"$QUICKSTART_DIR/standby-install.log" 2>&1 || fail "starting the standby's cluster"
+	on_standby "pg_ctlcluster $V main start" </dev/null >>"$QUICKSTART_DIR/standby-install.log" 2>&1 || fail "starting the standby's cluster"
+	echo "# each-host-settings, on the primary and on the standby"
+	on_primary "$(quickstart_block each-host-settings)" </dev/null >"$QUICKSTART_DIR/primary-settings.log" 2>&1 ||
+		fail "the each-host-settings block on the primary (log: $QUICKSTART_DIR/primary-settings.log)"
+	on_standby "$(quickstart_block each-host-settings standby)" </dev/null >"$QUICKSTART_DIR/standby-settings.log" 2>&1 ||
+		fail "the each-host-settings block on the standby (log: $QUICKSTART_DIR/standby-settings.log)"
+	local side own1 own2 g
+	for side in primary standby; do
+		if [ $side = primary ]; then own1=198.18.1.1 own2=198.18.2.1; else own1=198.18.1.2 own2=198.18.2.2; fi
+		expect "$side: listen_mptcp" "$(psql_$side -c 'SHOW listen_mptcp')" on
+		expect "$side: mptcpinfo preloaded" "$(psql_$side -c 'SHOW shared_preload_libraries')" mptcpinfo
+		expect "$side: listen_addresses names the host's addresses" "$(psql_$side -c 'SHOW listen_addresses')" "localhost,$own1,$own2"
+		expect "$side: wal_sender_timeout, wal_receiver_timeout, wal_retrieve_retry_interval (guide/failover)" \
+			"$(psql_$side -c "SELECT string_agg(setting, ' ' ORDER BY name) FROM pg_settings WHERE name IN ('wal_sender_timeout', 'wal_receiver_timeout', 'wal_retrieve_retry_interval')")" "5000 1000 5000"
+		g=
+		for f in net/ipv4/tcp_retries2 net/ipv4/tcp_syn_retries net/ipv4/tcp_rto_max_ms net/mptcp/blackhole_timeout; do
+			g="$g $(sysctl_$side $f 2>/dev/null || echo none)"
+		done
+		expect "$side: the failover sysctls, in the host's namespace" "${g# }" "5 2 1000 0"
+		expect "$side: signal endpoint on its second address" "$(if [ $side = primary ]; then nsenter -t "$srv" -n ip mptcp endpoint show; else "$lab_sh" client "$lab" ip mptcp endpoint show; fi | grep -c "^$own2 .*signal" || true)" 1
+	done
 	echo "# primary"
-	on_primary "$(quickstart_block primary)" >"$QUICKSTART_DIR/primary.log" 2>&1 ||
+	printf '%s\n%s\n' "$pw" "$pw" | on_primary "$(quickstart_block primary)" >"$QUICKSTART_DIR/primary.log" 2>&1 ||
 		fail "the primary block (log: $QUICKSTART_DIR/primary.log)"
-	expect "primary: listen_mptcp" "$(psql_primary -c 'SHOW listen_mptcp')" on
-	expect "primary: mptcpinfo preloaded" "$(psql_primary -c 'SHOW shared_preload_libraries')" mptcpinfo
-	expect "primary: signal endpoint set" "$(nsenter -t "$srv" -n ip mptcp endpoint show | grep -c '198.18.2.1 .*signal' || true)" 1
 	psql_primary -c "CREATE TABLE items AS SELECT g AS id, md5(g::text) AS t FROM generate_series(1, 100000) g"
 	echo "# standby"
-	on_standby "$(quickstart_block standby)" >"$QUICKSTART_DIR/standby.log" 2>&1 ||
+	printf '%s\n' "$pw" | on_standby "$(quickstart_block standby)" >"$QUICKSTART_DIR/standby.log" 2>&1 ||
 		fail "the standby block (log: $QUICKSTART_DIR/standby.log)"
-	grep -q "mptcp=1" "$RB/var/lib/postgresql/$V/main/postgresql.auto.conf" && ok "standby: primary_conninfo has mptcp=1" ||
-		fail "standby: primary_conninfo lacks mptcp=1"
-	grep -q "host=''198.18.1.1,198.18.2.1''" "$RB/var/lib/postgresql/$V/main/postgresql.auto.conf" && ok "standby: primary_conninfo names the primary on both paths" ||
+	local auto=$RB/var/lib/postgresql/$V/main/postgresql.auto.conf
+	grep -q "mptcp=require" "$auto" && ok "standby: primary_conninfo has mptcp=require" ||
+		fail "standby: primary_conninfo lacks mptcp=require"
+	grep -q "host=''198.18.1.1,198.18.2.1''" "$auto" && ok "standby: primary_conninfo names the primary on both paths" ||
 		fail "standby: primary_conninfo lacks the host list"
-	! grep -q "password=" "$RB/var/lib/postgresql/$V/main/postgresql.auto.conf" && ok "standby: primary_conninfo has no password (.pgpass)" ||
+	! grep -q "password=" "$auto" && ok "standby: primary_conninfo has no password (.pgpass)" ||
 		fail "standby: primary_conninfo has the password"
-	psql_primary -c "INSERT INTO items SELECT g, 'after the copy' FROM generate_series(100001, 100100) g"
+	expect "standby: .pgpass is postgres's, mode 600" "$(stat -c '%U %a' "$RB/var/lib/postgresql/.pgpass")" "postgres 600"
+	expect "standby: in recovery" "$(psql_standby -c 'SELECT pg_is_in_recovery()')" t
 	local sum_sql="SELECT count(*) || ' ' || md5(string_agg(id || ':' || t, ',' ORDER BY id)) FROM items" sum got=
+	# standby_sum: the standby's checksum once it equals $sum, or as it is after $1 s
+	standby_sum() {
+		local i
+		for i in $(seq 1 $(($1 * 5))); do
+			got=$(psql_standby -c "$sum_sql" 2>/dev/null || true)
+			[ "$got" != "$sum" ] || break
+			sleep 0.2
+		done
+	}
+	psql_primary -c "INSERT INTO items SELECT g, 'after the copy' FROM generate_series(100001, 100100) g"
 	sum=$(psql_primary -c "$sum_sql")
-	for _ in $(seq 1 50); do
-		got=$(psql_standby -c "$sum_sql" 2>/dev/null || true)
-		[ "$got" != "$sum" ] || break
-		sleep 0.2
-	done
-	expect "the standby replays the primary's rows, inserted after the copy (checksum)" "$got" "$sum"
+	standby_sum 10
+	expect "the standby replays the primary's rows, inserted after the copy (count, checksum)" "$got" "$sum"
 	echo "# check (the README's query; the join subflow follows the connection by a few ms: 10 s at most)"
-	local rows=
+	local rows= walsender_sql="SELECT r.pid, r.client_addr, m.mptcp, m.subflows FROM pg_stat_replication r JOIN pg_stat_mptcp m USING (pid)"
 	for _ in $(seq 1 50); do
 		rows=$(psql_primary -F ' ' -c "$(quickstart_block check)")
-		[ "$(echo "$rows" | awk '{ print $3 " " $4 }')" != "t 2" ] || break
+		[ "$(echo "$rows" | awk '{ print $1, $2, $3, $4 }')" != "standby1 streaming t 2" ] || break
 		sleep 0.2
 	done
 	echo "# $rows"
-	expect "the walsender's row: mptcp, 2 subflows (one per path)" "$(echo "$rows" | awk '{ print $3 " " $4 }')" "t 2"
+	expect "the README's check: standby1 streaming, mptcp, 2 subflows (one per path)" "$(echo "$rows" | awk '{ print $1, $2, $3, $4 }')" "standby1 streaming t 2"
+	expect "the README's health check: no row" "$(psql_primary -c "$(quickstart_block health)")" ""
+	local before after
+	before=$(psql_primary -F ' ' -c "$walsender_sql")
+	echo "# walsender before the cut: $before"
+	expect "the walreceiver connected over path 1 (the host list's first address)" "$(echo "$before" | awk '{ print $2 }')" 198.18.1.2
+
+	echo "# path 1 cut for good"
+	"$lab_sh" blackhole "$lab" 1
+	psql_primary -c "INSERT INTO items SELECT g, 'after the cut' FROM generate_series(100101, 100200) g"
+	sum=$(psql_primary -c "$sum_sql")
+	standby_sum 30
+	expect "path 1 cut: the same connection keeps replicating (count, checksum)" "$got" "$sum"
+	expect "path 1 cut: still the same walsender" "$(psql_primary -F ' ' -c "$walsender_sql" | awk '{ print $1 }')" "$(echo "$before" | awk '{ print $1 }')"
+
+	echo "# the walsender terminated: the walreceiver connects again, path 1 still cut"
+	psql_primary -c "SELECT pg_terminate_backend(pid) FROM pg_stat_replication" >/dev/null
+	after=
+	for _ in $(seq 1 300); do
+		after=$(psql_primary -F ' ' -c "$walsender_sql")
+		[ -z "$after" ] || [ "$(echo "$after" | awk '{ print $1 }')" = "$(echo "$before" | awk '{ print $1 }')" ] || break
+		sleep 0.2
+	done
+	echo "# walsender after the reconnect: $after"
+	[ -n "$after" ] && [ "$(echo "$after" | awk '{ print $1 }')" != "$(echo "$before" | awk '{ print $1 }')" ] &&
+		ok "a new replication connection within 60 s" || fail "no new replication connection within 60 s"
+	expect "the new connection: over path 2 (198.18.2.2), MPTCP" "$(echo "$after" | awk '{ print $2, $3 }')" "198.18.2.2 t"
+	psql_primary -c "INSERT INTO items SELECT g, 'after the reconnect' FROM generate_series(100201, 100300) g"
+	sum=$(psql_primary -c "$sum_sql")
+	standby_sum 30
+	expect "after the reconnect: the standby's rows equal the primary's (count, checksum)" "$got" "$sum"
+	expect "300 rows after the copy, none lost" "$(psql_standby -c "SELECT count(*) FROM items WHERE id > 100000")" 300
 	echo "deb-test-quickstart: PASS ($n checks: README.md's quick start, $PG_SOURCE_PACKAGE $DEB_VERSION, Debian $DEB_SUITE)"
 }
 

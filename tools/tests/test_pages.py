@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""The docs check ("make verify-pages", a series check of "make check").
+
+Reads README.md, README.mptcp, DEVELOPERS.md, CHANGELOG.md, guide/*.md and
+bench/results/**/*.md, and fails, naming file and line, when:
+  - a relative link (Markdown [text](target), or a repository path named
+    in the text such as guide/paths.md or bench/results/x.csv) points to no
+    file, or its #anchor to no heading of the target;
+  - a section reference (FILE, "Title"; FILE, section N; FILE N.N;
+    section N.N; recipe N.N; Title (N)) names no heading of that page;
+  - a page says apt-mark hold or unhold (our apt pin replaces holds);
+  - a primary_conninfo example names one host without saying why ("one
+    host", "one address" or "resolves" on that line or the two around it);
+  - an operator page (README.md, guide/) carries a test tag ([test ...],
+    [lab], [demo], ...) or project history (dates, "this machine", "these
+    machines", CI timings);
+  - the path a new user reads (PATH_PAGES) is over MAX_PATH_WORDS words,
+    counted as wc -w counts;
+  - bench/results (less what its .gitignore says the bench regenerates) is
+    over 2 MB, or has a file over 2,000 lines.
+No network, no build: a second at most.  Usage: test_pages.py [TOP]
+"""
+import os
+import re
+import sys
+
+TOP = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+                      os.path.join(os.path.dirname(__file__), "..", ".."))
+PATH_PAGES = ["README.md", "guide/install.md"]
+MAX_PATH_WORDS = 2500
+OPERATOR = re.compile(r"^(README\.md|guide/.*\.md)$")
+
+errors = []
+
+
+def err(page, line, msg):
+    errors.append(f"{page}:{line}: {msg}")
+
+
+def pages():
+    out = ["README.md", "README.mptcp", "DEVELOPERS.md", "CHANGELOG.md"]
+    out += sorted("guide/" + f for f in os.listdir(os.path.join(TOP, "guide"))
+                  if f.endswith(".md"))
+    for d, _, files in os.walk(os.path.join(TOP, "bench/results")):
+        out += sorted(os.path.relpath(os.path.join(d, f), TOP) for f in files if f.endswith(".md"))
+    return [p for p in out if os.path.exists(os.path.join(TOP, p))]
+
+
+def read(page):
+    with open(os.path.join(TOP, page), encoding="utf-8") as f:
+        return f.read().split("\n")
+
+
+def slug(title):
+    """GitHub's anchor for a heading."""
+    s = title.strip().lower()
+    s = re.sub(r"[`*_]", "", s)
+    s = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", s)
+    s = re.sub(r"[^\w\- ]", "", s)
+    return s.replace(" ", "-")
+
+
+_headings = {}
+
+
+def headings(page):
+    """Titles of a page's headings: Markdown ATX and setext, and numbered
+    plain-text headings ("2.1 Two NICs ...") after a blank line."""
+    if page in _headings:
+        return _headings[page]
+    lines = read(page)
+    titles = []
+    fence = False
+    for i, l in enumerate(lines):
+        if l.startswith("```"):
+            fence = not fence
+            continue
+        if fence:
+            continue
+        m = re.match(r"^#{1,6}\s+(.*?)\s*#*$", l)
+        if m:
+            titles.append(m.group(1))
+            continue
+        if i + 1 < len(lines) and re.match(r"^(=+|-+)\s*$", lines[i + 1]) and l.strip() \
+                and not l.startswith("    ") and len(lines[i + 1].strip()) >= 3:
+            titles.append(l.strip())
+            continue
+        if (i == 0 or not lines[i - 1].strip()) and re.match(r"^\d+(\.\d+)*\.? [A-Z]", l):
+            titles.append(l.strip())
+    _headings[page] = titles
+    return titles
+
+
+def has_section(page, ref):
+    """ref: a number ("2", "2.5") or a title (its start is enough)."""
+    for t in headings(page):
+        if re.fullmatch(r"\d+(\.\d+)*", ref):
+            if re.match(re.escape(ref) + r"\.?( |$)", t):
+                return True
+        elif t.lower().startswith(ref.lower()) or \
+                re.sub(r"^\d+(\.\d+)*\.? ", "", t).lower().startswith(ref.lower()):
+            return True
+    return False
+
+
+def has_anchor(page, anchor):
+    if not page.endswith(".md"):
+        return True
+    return anchor in {slug(t) for t in headings(page)}
+
+
+def resolve(page, target):
+    """Repository path of a link target written in page."""
+    path = os.path.normpath(os.path.join(os.path.dirname(page), target))
+    return path
+
+
+PAGE_NAMES = r"(README\.md|README\.mptcp|DEVELOPERS\.md|CHANGELOG\.md|[a-z-]+\.md)"
+# repository paths named in prose
+REPO_PATH = re.compile(r"(?<![\w./~-])((?:\.\./)?(?:guide|bench|tools|contrib|src|doc|patches)/"
+                       r"[\w.+/-]*[\w/])")
+TEST_TAG = re.compile(r"\[(test|lab|demo|bench|managers|clients|not test\w*|not in a test|run by hand|deb-test)([ :][^\]]*)?\](?!\()")
+HISTORY = [
+    (re.compile(r"\b20\d\d-\d\d-\d\d\b"), "a date"),
+    (re.compile(r"\b(this|these|our) (project's )?machines?\b", re.I), "this machine"),
+    (re.compile(r"\ban earlier build\b|\bslow day\b", re.I), "project history"),
+    (re.compile(r"\bthis project's\b|\b(un)?test(ed|able) here\b|\(here\)", re.I), "this project's own test set-up"),
+    (re.compile(r"\bin CI\b.*\b\d+ (s|min|minutes)\b|\b\d+ (s|min|minutes)\b.*\bin CI\b"), "a CI timing"),
+]
+
+
+def check_page(page):
+    lines = read(page)
+    operator = bool(OPERATOR.match(page))
+    fence = False
+    for n, l in enumerate(lines, 1):
+        if l.startswith("```"):
+            fence = not fence
+        # Markdown links
+        for m in re.finditer(r"\]\(([^)\s]+)\)", l):
+            target = m.group(1)
+            if re.match(r"^[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            dest = resolve(page, path) if path else page
+            if not os.path.exists(os.path.join(TOP, dest)):
+                err(page, n, f"dead link: {target}")
+            elif anchor and not has_anchor(dest, anchor):
+                err(page, n, f"no heading for #{anchor} in {dest}")
+        # repository paths in the text (not in links: checked above)
+        text = re.sub(r"\]\([^)]*\)", "]", l)
+        for m in REPO_PATH.finditer(text):
+            p = m.group(1)
+            if any(c in p for c in "*{}$<>") or re.search(r"[A-Z]{3,}", p):
+                continue  # a pattern or a placeholder
+            for cand in (os.path.normpath(os.path.join(os.path.dirname(page), p)), os.path.normpath(p)):
+                if os.path.exists(os.path.join(TOP, cand)):
+                    break
+            else:
+                err(page, n, f"no such file in the repository: {p}")
+        # section references
+        for m in re.finditer(PAGE_NAMES + r",? (?:section |§)?\"([^\"]+)\"", l):
+            dest = resolve_name(page, m.group(1))
+            if dest and not has_section(dest, m.group(2).rstrip(".,")):
+                err(page, n, f"no section \"{m.group(2)}\" in {dest}")
+        for m in re.finditer(PAGE_NAMES + r",? (?:section |§)(\d+(?:\.\d+)*)", l):
+            dest = resolve_name(page, m.group(1))
+            if dest and not has_section(dest, m.group(2)):
+                err(page, n, f"no section {m.group(2)} in {dest}")
+        for m in re.finditer(PAGE_NAMES + r",? (\d+\.\d+)\b", l):
+            dest = resolve_name(page, m.group(1))
+            if dest and not has_section(dest, m.group(2)):
+                err(page, n, f"no section {m.group(2)} in {dest}")
+        for m in re.finditer(r"\b([A-Z][a-z]+) \((\d)\)", l):
+            if not any(t.lstrip("0123456789. ").startswith(m.group(1)) and t.startswith(m.group(2))
+                       for t in headings(page)):
+                err(page, n, f"no section {m.group(2)}, \"{m.group(1)}\", in this page")
+        for m in re.finditer(r"(?<![\w.])(?:[Ss]ection|§|[Rr]ecipe) (\d+(?:\.\d+)*)(?![\w.]*\.md)", l):
+            before = l[:m.start()]
+            if re.search(PAGE_NAMES + r",? $", before):
+                continue  # FILE, section N: above
+            if not has_section(page, m.group(1)):
+                err(page, n, f"no section {m.group(1)} in this page")
+        if re.search(r"apt-mark\s+(un)?hold", l):
+            err(page, n, "apt-mark hold: the pin replaces holds (guide/install.md)")
+        if "primary_conninfo" in l:
+            m = re.search(r"host\s*=\s*'*([^\s']+)", l)
+            if m and "," not in m.group(1):
+                around = " ".join(lines[max(0, n - 3):n + 2]).lower()
+                if not re.search(r"one host|one address|resolv", around):
+                    err(page, n, "primary_conninfo with one host: list the primary's address on every path, or say why not")
+        if operator:
+            m = TEST_TAG.search(l)
+            if m:
+                err(page, n, f"test tag on an operator page: {m.group(0)}")
+            for rx, what in HISTORY:
+                m = rx.search(l)
+                if m:
+                    err(page, n, f"project history on an operator page ({what}): {m.group(0)}")
+
+
+def resolve_name(page, name):
+    for cand in (os.path.join(os.path.dirname(page), name), name, "guide/" + name):
+        cand = os.path.normpath(cand)
+        if os.path.isfile(os.path.join(TOP, cand)):
+            return cand
+    return None
+
+
+RESULTS_MAX_BYTES = 2 * 1024 * 1024
+RESULTS_MAX_LINES = 2000
+
+
+def check_results():
+    """bench/results stays small: under 2 MB, no file over 2,000 lines, and
+    none of what bench/results/.gitignore says the bench regenerates."""
+    import fnmatch
+    root = os.path.join(TOP, "bench/results")
+    ignored = []
+    if os.path.exists(os.path.join(root, ".gitignore")):
+        with open(os.path.join(root, ".gitignore")) as f:
+            ignored = [l.strip().rstrip("/") for l in f if l.strip() and not l.startswith("#")]
+    total = 0
+    for d, dirs, files in os.walk(root):
+        dirs[:] = [x for x in dirs if not any(fnmatch.fnmatch(x, g) for g in ignored)]
+        for f in files:
+            if any(fnmatch.fnmatch(f, g) for g in ignored):
+                continue
+            path = os.path.join(d, f)
+            total += os.path.getsize(path)
+            with open(path, "rb") as fh:
+                n = fh.read().count(b"\n")
+            if n > RESULTS_MAX_LINES:
+                err(os.path.relpath(path, TOP), 0, f"{n} lines, more than {RESULTS_MAX_LINES}")
+    if total > RESULTS_MAX_BYTES:
+        err("bench/results", 0, f"{total} bytes, more than {RESULTS_MAX_BYTES}")
+    return total
+
+
+def main():
+    for p in pages():
+        check_page(p)
+    results = check_results()
+    words = 0
+    for p in PATH_PAGES:
+        with open(os.path.join(TOP, p), encoding="utf-8") as f:
+            words += len(f.read().split())
+    if words > MAX_PATH_WORDS:
+        err(" + ".join(PATH_PAGES), 0, f"the path is {words} words, more than {MAX_PATH_WORDS}")
+    for e in errors:
+        print(e)
+    print(f"pages: {len(pages())} checked; the path ({' + '.join(PATH_PAGES)}): {words} words "
+          f"(at most {MAX_PATH_WORDS}); bench/results: {results} bytes; {len(errors)} problem(s)")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
