@@ -169,8 +169,8 @@ typedef struct MptcpListener
 typedef struct MptcpDiag
 {
 	List	   *conns;			/* MptcpConn * */
-	List	   *subflows;		/* MptcpSubflow *: subflows of a dump, or
-								 * TCP sockets looked up */
+	List	   *subflows;		/* MptcpSubflow *: subflows of a dump, or TCP
+								 * sockets looked up */
 	int			tcp_dumped;		/* TCP sockets the dump went through */
 	List	   *listeners;		/* MptcpListener * */
 	bool		conns_read;		/* the kernel answered for connections */

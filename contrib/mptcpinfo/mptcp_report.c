@@ -80,10 +80,10 @@ typedef struct ReportSlot
 	pg_atomic_uint64 requested_at;	/* TimestampTz of the last one */
 
 	/*
-	 * TimestampTz of the last request for the sockets the process opened
-	 * too: every answer includes them for REPORT_TIMEOUT_MS after it, so a
-	 * newer answer cannot replace one with them by one without them while
-	 * the asker that wanted them still waits.
+	 * TimestampTz of the last request for the sockets the process opened too:
+	 * every answer includes them for REPORT_TIMEOUT_MS after it, so a newer
+	 * answer cannot replace one with them by one without them while the asker
+	 * that wanted them still waits.
 	 */
 	pg_atomic_uint64 outgoing_wanted_at;
 
@@ -468,8 +468,8 @@ take_answer(ReportSlot *slot, int slotno, int pid, uint64 wanted,
 	if (copy.pid == pid && copy.answered >= wanted)
 	{
 		/*
-		 * (it may have answered a newer request meanwhile: as good, if it
-		 * has the sockets the process opened where they were wanted)
+		 * (it may have answered a newer request meanwhile: as good, if it has
+		 * the sockets the process opened where they were wanted)
 		 */
 		read_slot(slot, &copy, report);
 		if (copy.pid == pid && (!outgoing || report->outgoing))
