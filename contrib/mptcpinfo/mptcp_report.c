@@ -385,7 +385,6 @@ answer_report_request(void)
 {
 	ReportSlot *slot;
 	uint64		requested;
-	bool		outgoing;
 
 	if (prev_report_hook)
 		prev_report_hook();
@@ -394,14 +393,13 @@ answer_report_request(void)
 		return;
 	slot = &report_shared->slots[MyProcNumber];
 	requested = pg_atomic_read_u64(&slot->requested);
-	/* (an asker wanting outgoing sockets says so before it requests) */
-	pg_read_barrier();
-	outgoing = GetCurrentTimestamp() <
-		(TimestampTz) pg_atomic_read_u64(&slot->outgoing_wanted_at) +
-		REPORT_TIMEOUT_MS * INT64CONST(1000);
 
 #ifdef USE_MPTCP
-	gather_own_sockets(&local_report, outgoing);
+	/* (an asker wanting outgoing sockets says so before it requests) */
+	pg_read_barrier();
+	gather_own_sockets(&local_report, GetCurrentTimestamp() <
+					   (TimestampTz) pg_atomic_read_u64(&slot->outgoing_wanted_at) +
+					   REPORT_TIMEOUT_MS * INT64CONST(1000));
 #endif
 
 	begin_write(slot);
