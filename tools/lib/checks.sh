@@ -707,9 +707,11 @@ kernels_failure_lines() {
 				echo "  $t:"
 				tap=$run/${t//\//_}.tap
 				[ -s "$tap" ] || { echo "    (no TAP output; see $run/guest.log)"; continue; }
-				# each failed subtest and the diagnostics right after it
-				awk '/^not ok/ { n = 7; print; next } n > 0 && /^#/ { n--; print; next } { n = 0 }' "$tap" |
-					head -24 | sed 's/^/    /'
+				# each failed subtest, and its diagnostics from the test's log
+				# (the guest's TAP file has no stderr)
+				grep '^not ok' "$tap" | head -8 | sed 's/^/    /'
+				grep -hE '^(\[[^]]*\]\([^)]*\) )?# +(Failed test|got:|expected:|at )' \
+					"$run/${t//\//_}.log"/regress_log_* 2>/dev/null | head -16 | sed 's/^/    /'
 			done
 	else
 		echo "the guest's last lines:"
