@@ -100,18 +100,22 @@ idle() {
 	return 1
 }
 
+# what each view's query counts: the idle clients (and their subflows)
+declare -A VIEW_SQL=(
+	[activity]="SELECT count(*) FROM pg_stat_activity WHERE client_port IS NOT NULL"
+	[mptcp]="SELECT count(*) FROM pg_stat_mptcp WHERE mptcp"
+	[subflows]="SELECT count(*) FROM pg_stat_mptcp_subflows WHERE local_port IS NOT NULL")
+
 # time_views BUILD PRELOAD WHERE N ROUND: QUERIES of each view, in turn,
 # in one session; one CSV line per query: its time in ms and the rows it
 # counted (the report checks that each view saw the N clients)
 time_views() {
 	local build=$1 preload=$2 where=$3 n=$4 round=$5 script=$WORK/views.sql q
-	local -A views=(
-		[activity]="SELECT count(*) FROM pg_stat_activity WHERE client_port IS NOT NULL"
-		[mptcp]="SELECT count(*) FROM pg_stat_mptcp WHERE mptcp"
-		[subflows]="SELECT count(*) FROM pg_stat_mptcp_subflows WHERE local_port IS NOT NULL")
+	local -A views
+	for q in "${!VIEW_SQL[@]}"; do views[$q]=${VIEW_SQL[$q]}; done
 	local order="activity mptcp subflows"
 	if [ "$preload" = preloaded ] && [ "$build" = "$LABEL_A" ]; then
-		views[subflows_reports]="SELECT count(*) FROM pg_stat_mptcp_subflows WHERE local_port IS NOT NULL"
+		views[subflows_reports]=${VIEW_SQL[subflows]}
 		order="$order subflows_reports"
 	fi
 	{
@@ -160,14 +164,10 @@ time_views() {
 # (VmHWM) before and after.  One CSV line per session.
 first_queries() {
 	local build=$1 preload=$2 where=$3 n=$4 round=$5 v s out
-	local -A views=(
-		[activity]="SELECT count(*) FROM pg_stat_activity WHERE client_port IS NOT NULL"
-		[mptcp]="SELECT count(*) FROM pg_stat_mptcp WHERE mptcp"
-		[subflows]="SELECT count(*) FROM pg_stat_mptcp_subflows WHERE local_port IS NOT NULL")
 	local hwm="SELECT substring(pg_read_file('/proc/self/status') from 'VmHWM:\\s+(\\d+)');"
 	for s in 1 2 3 4 5; do
 		for v in activity mptcp subflows; do
-			out=$(printf '%s\n' "$hwm" '\timing on' "${views[$v]};" "${views[$v]};" '\timing off' "$hwm" |
+			out=$(printf '%s\n' "$hwm" '\timing on' "${VIEW_SQL[$v]};" "${VIEW_SQL[$v]};" '\timing off' "$hwm" |
 				psql -X -q -At -h "$WORK" -p "$PGPORT_LAB" -U postgres -v ON_ERROR_STOP=1 2>&1) || { say "psql: $out"; continue; }
 			awk -v b="$build" -v p="$preload" -v w="$where" -v n="$n" -v r="$round" -v v="$v" '
 				/^Time: / { t[++k] = $2; next }

@@ -54,6 +54,9 @@ typedef struct MptcpInfo
 
 #define MPTCP_INFO_FLAG_FALLBACK 0x1
 
+/* the kernel's TCP_ESTABLISHED (include/net/tcp_states.h) */
+#define MPTCP_TCP_ESTABLISHED 1
+
 /* The part of the kernel's struct tcp_info (include/uapi/linux/tcp.h) used */
 typedef struct TcpInfo
 {
@@ -133,7 +136,7 @@ typedef struct MptcpConn
 								 * caller found it; else 0 */
 	bool		outgoing;		/* opened by that process */
 	bool		foreign;		/* the peer's end of one of those */
-	uint8		state;			/* TCP_ESTABLISHED (1), closing, ... */
+	uint8		state;			/* MPTCP_TCP_ESTABLISHED, closing, ... */
 	MptcpInfo	info;
 	size_t		info_len;		/* how much of info the kernel filled */
 } MptcpConn;

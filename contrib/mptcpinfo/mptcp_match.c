@@ -88,6 +88,8 @@ typedef struct Matcher
 	int			unclaimed;		/* connections a server process may hold that
 								 * none was found to */
 	int			nread;			/* processes whose descriptors were read */
+	int		   *live_pids;		/* the processes running now, sorted */
+	int			nlive_pids;
 } Matcher;
 
 static HTAB *
@@ -118,6 +120,15 @@ open_question(Matcher *m, MptcpConn *c)
 	return c->pid == 0 && !c->foreign && c->uid == m->uid && c->inode != 0 &&
 		(not_ours == NULL ||
 		 hash_search(not_ours, &c->inode, HASH_FIND, NULL) == NULL);
+}
+
+/* c rather than best: an established connection over a closing one */
+static bool
+better_match(MptcpConn *best, MptcpConn *c)
+{
+	return best == NULL ||
+		(best->state != MPTCP_TCP_ESTABLISHED &&
+		 c->state == MPTCP_TCP_ESTABLISHED);
 }
 
 /* c is held by pid; its peer's end, if in the dump, is not ours */
@@ -174,7 +185,7 @@ matcher_init(Matcher *m, MptcpDiag *diag)
 			ck.port = c->ends.remote_port;
 			ce = hash_search(m->incoming, &ck, HASH_ENTER, &found);
 			/* a closing socket of an earlier client with these ends yields */
-			if (!found || (ce->conn->state != 1 && c->state == 1))
+			if (better_match(found ? ce->conn : NULL, c))
 				ce->conn = c;
 		}
 		if (open_question(m, c))
@@ -192,33 +203,32 @@ cmp_pid(const void *a, const void *b)
 }
 
 /* the pids of the processes running now, sorted (one pass, no lock) */
-static int *live_pids;
-static int	nlive_pids;
-
 static void
-read_live_pids(void)
+read_live_pids(Matcher *m)
 {
-	nlive_pids = 0;
-	live_pids = palloc(sizeof(int) * ProcGlobal->allProcCount);
+	m->nlive_pids = 0;
+	m->live_pids = palloc(sizeof(int) * ProcGlobal->allProcCount);
 	for (int i = 0; i < ProcGlobal->allProcCount; i++)
 	{
 		int			pid = GetPGProcByNumber(i)->pid;
 
 		if (pid != 0)
-			live_pids[nlive_pids++] = pid;
+			m->live_pids[m->nlive_pids++] = pid;
 	}
-	qsort(live_pids, nlive_pids, sizeof(int), cmp_pid);
+	qsort(m->live_pids, m->nlive_pids, sizeof(int), cmp_pid);
 }
 
 /* is this entry of the snapshot a process that still runs? */
 static bool
-live_backend(PgBackendStatus *beentry)
+live_backend(Matcher *m, PgBackendStatus *beentry)
 {
 	int			pid = beentry->st_procpid;
 
 	return pid != 0 &&
-		bsearch(&pid, live_pids, nlive_pids, sizeof(int), cmp_pid) != NULL;
+		bsearch(&pid, m->live_pids, m->nlive_pids, sizeof(int),
+				cmp_pid) != NULL;
 }
+
 
 /* the client address of a backend, in the form of MptcpSockEnds.remote */
 static bool
@@ -371,8 +381,7 @@ walreceiver_conn(Matcher *m, MptcpDiag *diag, PgBackendStatus *beentry)
 		MptcpConn  *c = lfirst(lc);
 
 		if (open_question(m, c) && c->ends.remote_port == port &&
-			memcmp(c->ends.remote, addr, 16) == 0 &&
-			(best == NULL || (best->state != 1 && c->state == 1)))
+			memcmp(c->ends.remote, addr, 16) == 0 && better_match(best, c))
 			best = c;
 	}
 	return best;
@@ -478,7 +487,7 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 	 * connection that reuses its client address.
 	 */
 	num_backends = pgstat_fetch_stat_numbackends();
-	read_live_pids();
+	read_live_pids(&m);
 	if (not_ours != NULL)
 		update_not_ours(diag, NULL);	/* (those closed since go) */
 	matcher_init(&m, diag);
@@ -491,7 +500,7 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 			&pgstat_get_local_beentry_by_index(i)->backendStatus;
 		MptcpConn  *c;
 
-		if (live_backend(beentry) &&
+		if (live_backend(&m, beentry) &&
 			(c = find_incoming(&m, beentry)) != NULL && c->pid == 0)
 		{
 			claim(&m, c, beentry->st_procpid, false);
@@ -515,7 +524,7 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 
 		CHECK_FOR_INTERRUPTS();
 
-		if (!live_backend(beentry))
+		if (!live_backend(&m, beentry))
 			continue;
 		visible = HAS_PGSTAT_PERMISSIONS(beentry->st_userid);
 		walreceiver = walreceiver_on_tcp(beentry);

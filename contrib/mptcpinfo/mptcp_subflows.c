@@ -80,7 +80,7 @@ emit_subflow(ReturnSetInfo *rsinfo, int pid, uint32 token,
 	COL(known, Int32GetDatum(ends->local_port));
 	COL(known, mptcpinfo_inet_datum(ends->family, ends->remote));
 	COL(known, Int32GetDatum(ends->remote_port));
-	COL(HAS_FIELD(TcpInfo, state, len), BoolGetDatum(ti->state == 1));	/* TCP_ESTABLISHED */
+	COL(HAS_FIELD(TcpInfo, state, len), BoolGetDatum(ti->state == MPTCP_TCP_ESTABLISHED));
 	COL(HAS_FIELD(TcpInfo, rtt, len), Float8GetDatum(ti->rtt / 1000.0));
 	COL(HAS_FIELD(TcpInfo, rttvar, len), Float8GetDatum(ti->rttvar / 1000.0));
 	COL(HAS_FIELD(TcpInfo, snd_cwnd, len), Int64GetDatum(ti->snd_cwnd));
