@@ -25,6 +25,7 @@
 
 #include "miscadmin.h"
 #include "mptcp_netlink.h"
+#include "utils/memutils.h"
 
 #ifdef USE_MPTCP
 
@@ -59,6 +60,20 @@ mptcp_netlink_open(int protocol)
 
 /* sequence numbers of this process's requests, on whatever socket */
 static uint32 netlink_seq = 0;
+
+/*
+ * The receive buffer, allocated once: a view's query can make a hundred
+ * requests, and a new 64 kB buffer each time costs page faults.
+ */
+static char *
+netlink_buffer(void)
+{
+	static char *buf = NULL;
+
+	if (buf == NULL)
+		buf = MemoryContextAlloc(TopMemoryContext, NETLINK_BUFSIZE);
+	return buf;
+}
 
 /*
  * Receive one datagram from the kernel into buf (NETLINK_BUFSIZE bytes):
@@ -112,7 +127,7 @@ mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 {
 	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
 	bool		dump = (req->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
-	char	   *buf = NULL;
+	char	   *buf = netlink_buffer();
 	bool		done = false;
 	bool		ok = true;
 	bool		interrupted = false;
@@ -125,7 +140,6 @@ mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 
 	PG_TRY();
 	{
-		buf = palloc(NETLINK_BUFSIZE);
 		while (!done && ok)
 		{
 			ssize_t		len = recv_from_kernel(fd, buf);
@@ -195,7 +209,6 @@ mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	pfree(buf);
 	if (ok && interrupted)
 	{
 		errno = EINTR;
@@ -211,7 +224,7 @@ mptcp_netlink_batch(int fd, char *reqs, int nreqs, NetlinkBatchCallback cb,
 	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
 	uint32		first_seq = netlink_seq + 1;
 	size_t		total = 0;
-	char	   *buf = NULL;
+	char	   *buf = netlink_buffer();
 	int			answered = 0;
 	bool		ok = true;
 
@@ -230,7 +243,6 @@ mptcp_netlink_batch(int fd, char *reqs, int nreqs, NetlinkBatchCallback cb,
 
 	PG_TRY();
 	{
-		buf = palloc(NETLINK_BUFSIZE);
 		while (answered < nreqs && ok)
 		{
 			ssize_t		len = recv_from_kernel(fd, buf);
@@ -273,7 +285,6 @@ mptcp_netlink_batch(int fd, char *reqs, int nreqs, NetlinkBatchCallback cb,
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	pfree(buf);
 	return ok;
 }
 

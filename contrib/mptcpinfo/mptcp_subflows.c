@@ -33,6 +33,7 @@
 #include "mptcpinfo.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
 PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_subflows);
@@ -278,42 +279,47 @@ typedef struct KnownSubflows
 	uint32		token;
 	uint64		inode;			/* of the connection's socket */
 	int			n;
-	MptcpSockEnds ends[MPTCP_REPORT_MAX_SUBFLOWS];
+	MptcpSockEnds *ends;		/* n of them, in the table's context */
 } KnownSubflows;
 
+/* what the last query of this session found, and the context holding it */
 static HTAB *known_subflows = NULL;
+static MemoryContext known_subflows_cxt = NULL;
 
-/* in cxt, or in a context of its own under TopMemoryContext if NULL */
+/*
+ * A table for this query's findings, in a context of its own (*cxt) under
+ * the query's: kept by keep_known_subflows() without a copy, gone with the
+ * query if it fails.  The ends arrays go in the same context.
+ */
 static HTAB *
-new_known_subflows(MemoryContext cxt)
+new_known_subflows(long nconns, MemoryContext *cxt)
 {
 	HASHCTL		ctl;
 
+	*cxt = AllocSetContextCreate(CurrentMemoryContext,
+								 "mptcpinfo known subflows",
+								 ALLOCSET_DEFAULT_SIZES);
 	ctl.keysize = sizeof(uint32);
 	ctl.entrysize = sizeof(KnownSubflows);
-	ctl.hcxt = cxt;
-	return hash_create("mptcpinfo known subflows", 64, &ctl,
-					   HASH_ELEM | HASH_BLOBS | (cxt ? HASH_CONTEXT : 0));
+	ctl.hcxt = *cxt;
+	return hash_create("mptcpinfo known subflows", Max(nconns, 16), &ctl,
+					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
 /* keep what this query found for the next one (and nothing older) */
 static void
-keep_known_subflows(HTAB *found)
+keep_known_subflows(HTAB *found, MemoryContext cxt)
 {
-	HASH_SEQ_STATUS seq;
-	KnownSubflows *k;
-
-	if (known_subflows != NULL)
-		hash_destroy(known_subflows);
-	known_subflows = new_known_subflows(NULL);
-	hash_seq_init(&seq, found);
-	while ((k = hash_seq_search(&seq)) != NULL)
-		*(KnownSubflows *) hash_search(known_subflows, &k->token,
-									   HASH_ENTER, NULL) = *k;
+	if (known_subflows_cxt != NULL)
+		MemoryContextDelete(known_subflows_cxt);
+	MemoryContextSetParent(cxt, TopMemoryContext);
+	known_subflows = found;
+	known_subflows_cxt = cxt;
 }
 
 static void
-remember_subflows(HTAB *known, MptcpConn *c, int n, MptcpSockEnds **ends)
+remember_subflows(HTAB *known, MemoryContext cxt, MptcpConn *c, int n,
+				  MptcpSockEnds **ends)
 {
 	KnownSubflows *k;
 
@@ -322,6 +328,7 @@ remember_subflows(HTAB *known, MptcpConn *c, int n, MptcpSockEnds **ends)
 	k = hash_search(known, &c->info.token, HASH_ENTER, NULL);
 	k->inode = c->inode;
 	k->n = n;
+	k->ends = MemoryContextAlloc(cxt, sizeof(MptcpSockEnds) * n);
 	for (int i = 0; i < n; i++)
 		k->ends[i] = *ends[i];
 }
@@ -369,6 +376,7 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 	bool		auto_source = (mptcpinfo_subflow_source == SUBFLOW_SOURCE_AUTO);
 	bool		dump_describes = auto_source;
 	HTAB	   *known;
+	MemoryContext known_cxt;
 	const MptcpSockEnds **ends;
 	MptcpSubflow **found;
 	int		   *first;			/* per row: its first lookup, or -1 */
@@ -397,7 +405,7 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 	diag = mptcp_diag_read(MPTCP_DIAG_CONNS);
 	rows = mptcp_match_rows(diag, all_outgoing);
 	nrows = list_length(rows) + 1;
-	known = new_known_subflows(CurrentMemoryContext);
+	known = new_known_subflows(list_length(rows), &known_cxt);
 
 	/* what to look up: each connection's one subflow, or those known */
 	first = palloc(sizeof(int) * nrows);
@@ -538,7 +546,7 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 			}
 			/* (a subflow in TIME_WAIT is not one: the count must match) */
 			if (nseen == expected_subflows(c))
-				remember_subflows(known, c, nseen, seen);
+				remember_subflows(known, known_cxt, c, nseen, seen);
 			continue;
 		}
 		while (r < npids && pids[r] != pid)
@@ -551,9 +559,9 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 				figures[offsets[r] + i] != NULL)
 				seen[nseen++] = &reports[r]->subflows[i].ends;
 		if (auto_source && nseen == expected_subflows(c))
-			remember_subflows(known, c, nseen, seen);
+			remember_subflows(known, known_cxt, c, nseen, seen);
 	}
-	keep_known_subflows(known);
+	keep_known_subflows(known, known_cxt);
 	report_unreadable(&u);
 	return (Datum) 0;
 }

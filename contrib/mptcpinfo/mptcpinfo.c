@@ -126,6 +126,9 @@ uint64_numeric(uint64 v)
 {
 	char		buf[32];
 
+	/* (a sequence number beyond int64 takes the slow way, through text) */
+	if (v <= (uint64) PG_INT64_MAX)
+		return NumericGetDatum(int64_to_numeric((int64) v));
 	snprintf(buf, sizeof(buf), UINT64_FORMAT, v);
 	return DirectFunctionCall3(numeric_in, CStringGetDatum(buf),
 							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
