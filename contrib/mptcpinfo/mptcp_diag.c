@@ -93,6 +93,9 @@ typedef struct DiagDump
 #define TCP_INFO_MIN_LEN sizeof(TcpInfo)
 #endif							/* USE_MPTCP */
 
+const uint8 mptcp_any4_mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+const uint8 mptcp_any6_mapped[16] = {0};
+
 void
 mptcp_addr_to_mapped(int family, const void *addr, uint8 *out)
 {
@@ -140,8 +143,6 @@ bool
 mptcp_diag_accepts_joins(const MptcpDiag *listeners, int family,
 						 const uint8 *addr, int port)
 {
-	static const uint8 any6[16] = {0};
-	static const uint8 any4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	uint8		mapped[16];
 	ListCell   *lc;
 
@@ -155,9 +156,10 @@ mptcp_diag_accepts_joins(const MptcpDiag *listeners, int family,
 		if (memcmp(l->ends.local, mapped, 16) == 0)
 			return true;
 		if (l->ends.family == AF_INET && family == AF_INET &&
-			memcmp(l->ends.local, any4, 16) == 0)
+			memcmp(l->ends.local, mptcp_any4_mapped, 16) == 0)
 			return true;
-		if (l->ends.family == AF_INET6 && memcmp(l->ends.local, any6, 16) == 0 &&
+		if (l->ends.family == AF_INET6 &&
+			memcmp(l->ends.local, mptcp_any6_mapped, 16) == 0 &&
 			(family == AF_INET6 || !l->v6only))
 			return true;
 	}

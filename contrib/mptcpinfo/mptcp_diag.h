@@ -265,6 +265,10 @@ extern void mptcp_ends_key(const MptcpSockEnds *ends, bool swapped,
 /* an address of the given family as IPv6, IPv4 ones IPv4-mapped */
 extern void mptcp_addr_to_mapped(int family, const void *addr, uint8 *out);
 
+/* the wildcard addresses in that form: 0.0.0.0 (mapped) and :: */
+extern const uint8 mptcp_any4_mapped[16];
+extern const uint8 mptcp_any6_mapped[16];
+
 /*
  * An IPv4 or IPv6 socket address as an address as above, its port and (if
  * family is not NULL) its family; false for any other kind.
