@@ -263,6 +263,10 @@ report_socket(int fd, uint64 inode, MptcpReport *r)
 	uint32		n;
 	uint32		size;
 
+	/* (counted beyond the room, so that the asker knows some are missing) */
+	if (r->nsockets < MPTCP_REPORT_MAX_SOCKETS)
+		r->sockets[r->nsockets] = inode;
+	r->nsockets++;
 	memset(&addrs.hdr, 0, sizeof(addrs.hdr));
 	addrs.hdr.size_subflow_data = sizeof(SubflowData);
 	addrs.hdr.size_user = sizeof(SubflowAddrs);
