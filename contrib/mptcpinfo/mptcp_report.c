@@ -14,7 +14,8 @@
  * querying backend asks the processes holding them, with
  * PROCSIG_MPTCP_REPORT.  At its next CHECK_FOR_INTERRUPTS(), or while it
  * waits for its client, such a process lists the subflows of its client's
- * connection (and, if asked, of the connections it opened itself), writes
+ * connection (and, if asked, of the connections it opened itself, which
+ * only it knows: mptcp_match.c asks for those too), writes
  * them in its slot of shared memory and wakes the askers (a condition
  * variable, broadcast).  The figures themselves still come from the
  * asker's own dump.
@@ -24,12 +25,14 @@
  * - a process already asked by another backend, for as much, is not asked
  *	 again: its answer serves both;
  * - the asker waits at most REPORT_TIMEOUT_MS in all, and gives up a
- *	 process as soon as it has exited;
+ *	 process as soon as it has begun to exit: the process answers what is
+ *	 pending at the start of proc_exit(), and then says that no more
+ *	 answers will come (core calls the hook there);
  * - only roles that may see the subflows can ask (the view's privileges).
  *
  * A slot is written by its process alone, with a change count around the
  * write (as PgBackendStatus is), and read by copying it without a lock.
- * It takes about 0.8 kB, one per process slot (MaxBackends plus the
+ * It takes about 0.9 kB, one per process slot (MaxBackends plus the
  * auxiliary processes), and needs mptcpinfo in shared_preload_libraries.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
@@ -69,9 +72,6 @@
 /* a report this recent is used without asking again */
 #define REPORT_REUSE_MS 1000
 
-/* how often the asker looks for processes that exited meanwhile */
-#define REPORT_POLL_MS 10
-
 /* a process's slot, at its ProcNumber */
 typedef struct ReportSlot
 {
@@ -86,6 +86,9 @@ typedef struct ReportSlot
 	 * that wanted them still waits.
 	 */
 	pg_atomic_uint64 outgoing_wanted_at;
+
+	/* the pid of the slot's process once it has answered for the last time */
+	pg_atomic_uint32 exited_pid;
 
 	/* written by the slot's process; odd while it writes */
 	pg_atomic_uint32 changecount;
@@ -160,6 +163,7 @@ report_shmem_startup(void)
 			pg_atomic_init_u64(&slot->requested_at, 0);
 			pg_atomic_init_u64(&slot->outgoing_wanted_at, 0);
 			pg_atomic_init_u32(&slot->changecount, 0);
+			pg_atomic_init_u32(&slot->exited_pid, 0);
 			slot->pid = 0;
 			slot->answered = 0;
 			slot->answered_at = 0;
@@ -380,7 +384,11 @@ gather_own_sockets(MptcpReport *r, bool outgoing)
 }
 #endif							/* USE_MPTCP */
 
-/* mptcp_report_hook: answer the askers */
+/*
+ * mptcp_report_hook: answer the askers.  At the start of proc_exit(), answer
+ * only what is pending, then tell the askers that this process will not
+ * answer again: its exit callbacks can take seconds with interrupts held.
+ */
 static void
 answer_report_request(void)
 {
@@ -394,6 +402,13 @@ answer_report_request(void)
 		return;
 	slot = &report_shared->slots[MyProcNumber];
 	requested = pg_atomic_read_u64(&slot->requested);
+	if (proc_exit_inprogress &&
+		slot->pid == MyProcPid && slot->answered >= requested)
+	{
+		pg_atomic_write_u32(&slot->exited_pid, (uint32) MyProcPid);
+		ConditionVariableBroadcast(&report_shared->answered);
+		return;
+	}
 
 #ifdef USE_MPTCP
 	/* (an asker wanting outgoing sockets says so before it requests) */
@@ -413,6 +428,9 @@ answer_report_request(void)
 	slot->answered = requested;
 	slot->answered_at = GetCurrentTimestamp();
 	end_write(slot);
+	/* (after the answer: an asker that sees this has the answer too) */
+	if (proc_exit_inprogress)
+		pg_atomic_write_u32(&slot->exited_pid, (uint32) MyProcPid);
 
 	ConditionVariableBroadcast(&report_shared->answered);
 }
@@ -452,17 +470,21 @@ typedef enum
 } AskState;
 
 /*
- * Take a slot's answer if it is the one wanted.  A process that exited (its
- * PGPROC is free, or another's) is given up at once: an exiting process
- * does not answer, and it is gone a few milliseconds later.  Returns
- * whether the asker needs to wait no more for it.
+ * Take a slot's answer if it is the one wanted.  A process that has begun to
+ * exit, or has exited (its PGPROC is free, or another's), is given up at
+ * once: it answers no more.  Returns whether the asker needs to wait no
+ * more for it.
  */
 static bool
 take_answer(ReportSlot *slot, int slotno, int pid, uint64 wanted,
 			bool outgoing, MptcpReport *report)
 {
 	SlotCopy	copy;
+	bool		exiting;
 
+	/* (first: its last answer, if any, is in the slot by then) */
+	exiting = pg_atomic_read_u32(&slot->exited_pid) == (uint32) pid;
+	pg_read_barrier();
 	read_slot(slot, &copy, NULL);
 	if (copy.pid == pid && copy.answered >= wanted)
 	{
@@ -475,7 +497,7 @@ take_answer(ReportSlot *slot, int slotno, int pid, uint64 wanted,
 			return true;
 		report->status = MPTCP_REPORT_NO_ANSWER;
 	}
-	if (GetPGProcByNumber(slotno)->pid != pid)
+	if (exiting || GetPGProcByNumber(slotno)->pid != pid)
 	{
 		report->status = MPTCP_REPORT_GONE;
 		return true;
@@ -531,6 +553,12 @@ mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
 			continue;
 		}
 		slot = &report_shared->slots[slots[i]];
+		if (pg_atomic_read_u32(&slot->exited_pid) == (uint32) pids[i])
+		{
+			reports[i]->status = MPTCP_REPORT_GONE;
+			stats->gone++;
+			continue;
+		}
 		read_slot(slot, &copy, reports[i]);
 		if (copy.pid == pids[i] &&
 			copy.answered_at > now - REPORT_REUSE_MS * INT64CONST(1000) &&
@@ -612,12 +640,11 @@ mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
 			break;
 
 		/*
-		 * Woken by every answer, ours or other askers'; meanwhile look now
-		 * and then for processes that exited.
+		 * Woken by every answer, ours or other askers', and by every process
+		 * that begins to exit
 		 */
 		(void) ConditionVariableTimedSleep(&report_shared->answered,
-										   Min(remaining, REPORT_POLL_MS),
-										   report_wait_event);
+										   remaining, report_wait_event);
 	}
 	ConditionVariableCancelSleep();
 

@@ -10,7 +10,10 @@
 # in pg_stat_mptcp_subflows with both ends; a plain TCP client has a row
 # with mptcp false and no subflows; a role without pg_read_all_stats sees
 # the pid only; and without mptcpinfo preloaded, subflows that only the
-# processes' reports could give are a null row and one NOTICE.
+# processes' reports could give are a null row and one NOTICE.  Preloaded,
+# the process reports them; and a process that has begun to exit, which
+# can take seconds with interrupts held (here: dropping its temporary
+# tables), is not asked at all: it said so at the start of proc_exit().
 
 use strict;
 use warnings FATAL => 'all';
@@ -20,6 +23,7 @@ use MptcpUtils;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes;
 
 BEGIN { MptcpUtils::enter_private_netns(1); }
 
@@ -90,5 +94,49 @@ like(
 
 $mp->quit;
 $tcp->quit;
+
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'mptcpinfo'\nmax_locks_per_transaction = 256\n");
+$node->restart;
+my $debug_line =
+  qr/(\d+) server processes asked, \d+ recent reports reused, \d+ requests of other queries awaited, (\d+) processes gone/;
+
+# preloaded: the process reports its subflow
+$mp = $node->background_psql('postgres',
+	extra_params => [ '-d' => "$connstr mptcp=1 application_name=mp" ]);
+($ret, $out, $err) = $node->psql('postgres',
+	"SET mptcpinfo.subflow_source = 'processes';\nSET client_min_messages = debug1;\n"
+	  . qq{SELECT s.local_port = $port, s.remote_port = a.client_port
+  FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid)
+ WHERE a.application_name = 'mp'});
+is($out, 't|t', 'preloaded: the process reports its subflow');
+ok($err =~ $debug_line && $1 == 1 && $2 == 0,
+	'preloaded: one process asked, none gone')
+  or diag $err;
+
+# A backend that takes seconds to exit: its 8,000 temporary tables are
+# dropped with interrupts held.  An asker that comes meanwhile sees that it
+# will not answer, and neither asks it nor waits for it.
+my $slow_pid = $mp->query_safe('SELECT pg_backend_pid()');
+$mp->query_safe(
+	q{DO $$BEGIN FOR i IN 1..8000 LOOP
+  EXECUTE format('CREATE TEMP TABLE t%s (a int)', i); END LOOP; END$$});
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($slow_pid)");
+Time::HiRes::sleep(0.3);
+($ret, $out, $err) = $node->psql('postgres',
+	"SELECT count(*) FROM pg_stat_activity WHERE pid = $slow_pid;\n"
+	  . "SET mptcpinfo.subflow_source = 'processes';\nSET client_min_messages = debug1;\n"
+	  . "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $slow_pid");
+SKIP:
+{
+	skip 'the backend had exited before the query', 2
+	  unless $out =~ /^1\n/;
+	ok( $err =~ $debug_line && $1 == 0 && $2 == 1,
+		'an exiting backend is not asked: it said it will not answer')
+	  or diag $err;
+	unlike($err, qr/NOTICE/, 'an exiting backend: no NOTICE');
+}
+$mp->{run}->kill_kill;
+
 $node->stop;
 done_testing();

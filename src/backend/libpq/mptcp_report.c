@@ -14,6 +14,12 @@
  * and where, is up to the module that sets mptcp_report_hook.  Without a
  * hook, the request is ignored.
  *
+ * A process that has begun to exit holds interrupts off and answers no
+ * more requests, yet it can take seconds to finish (dropping its temporary
+ * tables, aborting its transaction).  So the hook is also called once at
+ * the start of proc_exit(), before any exit callback: the module can
+ * answer what is pending there and tell its askers not to wait.
+ *
  * Portions Copyright (c) 1996-2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
@@ -56,6 +62,19 @@ ProcessMptcpReportInterrupt(void)
 	if (InterruptHoldoffCount != 0 || CritSectionCount != 0)
 		return;
 
+	MptcpReportPending = false;
+
+	if (mptcp_report_hook)
+		(*mptcp_report_hook) ();
+}
+
+/*
+ * ProcessMptcpReportAtExit: the hook's last call, from proc_exit_prepare()
+ * (proc_exit_inprogress is set).
+ */
+void
+ProcessMptcpReportAtExit(void)
+{
 	MptcpReportPending = false;
 
 	if (mptcp_report_hook)

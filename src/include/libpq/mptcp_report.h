@@ -20,7 +20,9 @@
  * process that holds a socket can ask the kernel about its subflows
  * without privileges, so a module that shows them (contrib/mptcpinfo)
  * sets this hook and signals the processes whose connections it shows.
- * The hook must not throw errors.
+ * It is called once more at the start of proc_exit(), with
+ * proc_exit_inprogress set, whether asked or not.  The hook must not throw
+ * errors.
  */
 typedef void (*mptcp_report_hook_type) (void);
 extern PGDLLIMPORT mptcp_report_hook_type mptcp_report_hook;
@@ -29,5 +31,6 @@ extern PGDLLIMPORT volatile sig_atomic_t MptcpReportPending;
 
 extern void HandleMptcpReportInterrupt(void);
 extern void ProcessMptcpReportInterrupt(void);
+extern void ProcessMptcpReportAtExit(void);
 
 #endif							/* MPTCP_REPORT_H */
