@@ -247,14 +247,22 @@ $background->quit;
 # The newer answer must still have the opened connection for the first
 # asker, which shows both of the backend's connections (with their figures,
 # or without and a NOTICE if the answer came too late), never one alone.
+# (The series shaped for review has one SQL version, whose askers all want
+# the opened connections: there only the first asker runs.)
 my $other = PostgreSQL::Test::Cluster->new('other');
 $other->init;
 $other->append_conf('postgresql.conf',
 	"listen_mptcp = on\nlisten_addresses = '127.0.0.1'\n");
 $other->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION dblink');
-$node->safe_psql('postgres', 'CREATE DATABASE old');
-$node->safe_psql('old', "CREATE EXTENSION mptcpinfo VERSION '1.1'");
+my $has_1_1 = $node->safe_psql('postgres',
+	"SELECT count(*) FROM pg_available_extension_versions WHERE name = 'mptcpinfo' AND version = '1.1'"
+) eq '1';
+if ($has_1_1)
+{
+	$node->safe_psql('postgres', 'CREATE DATABASE old');
+	$node->safe_psql('old', "CREATE EXTENSION mptcpinfo VERSION '1.1'");
+}
 my $opener = $node->background_psql('postgres',
 	extra_params => [ '-d' => "$connstr mptcp=1 application_name=opener" ]);
 $opener->query_safe("SELECT dblink_connect('c', 'host=127.0.0.1 port="
@@ -278,13 +286,17 @@ kill 'CONT', $opener_pid;
 # the opener answers the 1.4 asker, and that answer ages past its reuse
 # window, so that the 1.1 asker asks again
 Time::HiRes::sleep(1.1);
-my $old_count = $node->safe_psql('old', $old_sql);
+my $old_count = $has_1_1 ? $node->safe_psql('old', $old_sql) : undef;
 kill 'CONT', $new_asker_pid;
 $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
 $new_asker->{run}->pump
   until $new_asker->{stdout} =~ /__new_done__/ || time > $deadline;
 my ($new_count) = $new_asker->{stdout} =~ /^(\d+)/;
-is($old_count, 1, 'version 1.1: the client connection of the opener');
+SKIP:
+{
+	skip 'no version 1.1 to ask with', 1 unless $has_1_1;
+	is($old_count, 1, 'version 1.1: the client connection of the opener');
+}
 is($new_count, 2,
 	'version 1.4, answered before and after a 1.1 asker: both connections of the opener');
 
