@@ -18,12 +18,10 @@
  * What is left are connections a server process opened itself (a
  * walreceiver, a logical replication worker, postgres_fdw or dblink in a
  * backend), or MPTCP sockets of other programs run by the server's user.
- * A walreceiver records the primary's address and port.  For the others,
- * only the process knows: server processes that can have opened one are
- * asked to report the inodes of their MPTCP sockets (mptcp_report.c, with
- * mptcpinfo preloaded), walreceivers first, then background workers, then
- * backends, and only until every such socket is found.  A server with only
- * incoming connections never asks.
+ * Only for those are the file descriptors of server processes read
+ * (/proc/PID/fd names the inode of each socket): walreceivers first, then
+ * background workers, then backends, and only until every such socket is
+ * found.  A server with only incoming connections never reads them.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -41,13 +39,16 @@
 #include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "mptcp_match.h"
-#include "mptcp_report.h"
+#include "mptcp_proc.h"
 #include "postmaster/postmaster.h"
 #include "replication/walreceiver.h"
 #include "storage/proc.h"
 #include "storage/spin.h"
 #include "utils/acl.h"
 #include "utils/hsearch.h"
+
+/* the sockets of one process: a few, more with many fdw connections */
+#define MAX_PROCESS_SOCKETS 1024
 
 #define HAS_PGSTAT_PERMISSIONS(role) \
 	(has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS) || \
@@ -86,8 +87,7 @@ typedef struct Matcher
 	uid_t		uid;			/* the server's */
 	int			unclaimed;		/* connections a server process may hold that
 								 * none was found to */
-	int			nasked;			/* processes asked for their sockets */
-	int			njoined;		/* other askers' requests awaited */
+	int			nread;			/* processes whose descriptors were read */
 	int		   *live_pids;		/* the processes running now, sorted */
 	int			nlive_pids;
 } Matcher;
@@ -106,7 +106,7 @@ new_hash(const char *name, Size keysize, Size entrysize, long n)
 
 /*
  * The sockets of the server's user that no server process held when this
- * session last asked every process that can hold one (another program's),
+ * session last read every process's file descriptors (another program's),
  * by inode: they are not looked for again while they stay open.  Only
  * those still open are kept, so it holds no more than the dump.
  */
@@ -164,8 +164,7 @@ matcher_init(Matcher *m, MptcpDiag *diag)
 						  sizeof(EndsEntry), n);
 	m->uid = geteuid();
 	m->unclaimed = 0;
-	m->nasked = 0;
-	m->njoined = 0;
+	m->nread = 0;
 	foreach(lc, diag->conns)
 	{
 		MptcpConn  *c = lfirst(lc);
@@ -352,8 +351,8 @@ update_not_ours(MptcpDiag *diag, HTAB *more)
 /*
  * The walreceiver's connection, by the primary's address and port that it
  * records in shared memory: the unclaimed connection to them, an
- * established one first.  (A host name is not resolved here: then it is
- * asked, as other processes are.)
+ * established one first.  (A host name is not resolved here: then its file
+ * descriptors are read as those of other processes are.)
  */
 static MptcpConn *
 walreceiver_conn(Matcher *m, MptcpDiag *diag, PgBackendStatus *beentry)
@@ -388,65 +387,19 @@ walreceiver_conn(Matcher *m, MptcpDiag *diag, PgBackendStatus *beentry)
 	return best;
 }
 
-/* how many processes are asked for their sockets at once */
-#define ASK_BATCH 64
-
-/*
- * Claim the unclaimed connections that the processes of pids[] (backend
- * indexes idx[]) report holding.  Returns false if one of them could not
- * say (it did not answer, or mptcpinfo is not preloaded).
- */
-static bool
-claim_reported(Matcher *m, HTAB *by_inode, int n, int *pids, int *idx,
-			   List **outgoing)
-{
-	bool	   *want = palloc(sizeof(bool) * n);
-	MptcpReport **reports;
-	MptcpReportStats stats;
-	bool		all_said = true;
-
-	memset(want, true, sizeof(bool) * n);
-	reports = mptcp_report_collect(n, pids, want, &stats);
-	m->nasked += stats.asked;
-	m->njoined += stats.joined;
-	for (int k = 0; k < n; k++)
-	{
-		MptcpReport *r = reports[k];
-
-		if ((r->status != MPTCP_REPORT_OK && r->status != MPTCP_REPORT_GONE) ||
-			r->nsockets > MPTCP_REPORT_MAX_SOCKETS)
-			all_said = false;
-		for (int j = 0; j < Min(r->nsockets, MPTCP_REPORT_MAX_SOCKETS); j++)
-		{
-			InodeEntry *e = hash_search(by_inode, &r->sockets[j], HASH_FIND,
-										NULL);
-
-			if (e != NULL && e->conn->pid == 0 && !e->conn->foreign)
-			{
-				claim(m, e->conn, pids[k], true);
-				outgoing[idx[k]] = lappend(outgoing[idx[k]], e->conn);
-			}
-		}
-	}
-	return all_said;
-}
-
 /*
  * The connections that server processes opened: the walreceiver's by what
- * it records, then, while open questions remain, by what the processes
- * that can have opened connections report (mptcp_report.c), a batch at a
- * time.  Returns, for each backend index, the list of connections it
- * opened.
+ * it records, then, while open questions remain, by the file descriptors
+ * of the processes that can have opened connections.  Returns, for each
+ * backend index, the list of connections it opened.
  */
 static List **
 find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
 			  bool all_outgoing)
 {
 	List	  **outgoing = palloc0(sizeof(List *) * (num_backends + 1));
-	int		   *pids;
-	int		   *idx;
+	uint64	   *inodes;
 	HTAB	   *by_inode;
-	bool		all_said = true;
 
 	for (int i = 1; i <= num_backends && m->unclaimed > 0; i++)
 	{
@@ -462,34 +415,38 @@ find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
 	}
 	if (m->unclaimed <= 0)
 		return outgoing;
-	pids = palloc(sizeof(int) * ASK_BATCH);
-	idx = palloc(sizeof(int) * ASK_BATCH);
+	inodes = palloc(sizeof(uint64) * MAX_PROCESS_SOCKETS);
 	by_inode = unclaimed_by_inode(m, diag);
 	for (int rank = 0; rank <= 2 && m->unclaimed > 0; rank++)
 	{
-		int			n = 0;
-
 		for (int i = 1; i <= num_backends && m->unclaimed > 0; i++)
 		{
 			PgBackendStatus *beentry =
 				&pgstat_get_local_beentry_by_index(i)->backendStatus;
+			int			n;
 
 			if (beentry->st_procpid == 0 ||
 				connect_rank(beentry, all_outgoing) != rank)
 				continue;
-			pids[n] = beentry->st_procpid;
-			idx[n++] = i;
-			if (n == ASK_BATCH)
+			n = mptcp_proc_socket_inodes(beentry->st_procpid, inodes,
+										 MAX_PROCESS_SOCKETS);
+			m->nread++;
+			for (int j = 0; j < n; j++)
 			{
-				all_said &= claim_reported(m, by_inode, n, pids, idx, outgoing);
-				n = 0;
+				InodeEntry *e = hash_search(by_inode, &inodes[j], HASH_FIND,
+											NULL);
+
+				if (e != NULL && e->conn->pid == 0 && !e->conn->foreign)
+				{
+					claim(m, e->conn, beentry->st_procpid, true);
+					outgoing[i] = lappend(outgoing[i], e->conn);
+				}
 			}
 		}
-		if (n > 0 && m->unclaimed > 0)
-			all_said &= claim_reported(m, by_inode, n, pids, idx, outgoing);
 	}
-	/* what every process said it does not hold: not ours, next time */
-	if (all_outgoing && all_said)
+	pfree(inodes);
+	/* what every process was read for and none held: not ours, next time */
+	if (all_outgoing)
 		update_not_ours(diag, by_inode);
 	return outgoing;
 }
@@ -551,8 +508,8 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 		}
 	}
 	outgoing = find_outgoing(&m, diag, num_backends, all_outgoing);
-	elog(DEBUG1, "mptcpinfo: %d server processes asked for the connections they opened, %d requests of other queries awaited",
-		 m.nasked, m.njoined);
+	elog(DEBUG1, "mptcpinfo: the file descriptors of %d server processes read",
+		 m.nread);
 
 	for (int i = 1; i <= num_backends; i++)
 	{

@@ -14,8 +14,7 @@
  * querying backend asks the processes holding them, with
  * PROCSIG_MPTCP_REPORT.  At its next CHECK_FOR_INTERRUPTS(), or while it
  * waits for its client, such a process lists the subflows of its client's
- * connection (and, if asked, of the connections it opened itself, which
- * only it knows: mptcp_match.c asks for those too), writes
+ * connection (and, if asked, of the connections it opened itself), writes
  * them in its slot of shared memory and wakes the askers (a condition
  * variable, broadcast).  The figures themselves still come from the
  * asker's own dump.
@@ -32,7 +31,7 @@
  *
  * A slot is written by its process alone, with a change count around the
  * write (as PgBackendStatus is), and read by copying it without a lock.
- * It takes about 0.9 kB, one per process slot (MaxBackends plus the
+ * It takes about 0.8 kB, one per process slot (MaxBackends plus the
  * auxiliary processes), and needs mptcpinfo in shared_preload_libraries.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
@@ -267,10 +266,6 @@ report_socket(int fd, uint64 inode, MptcpReport *r)
 	uint32		n;
 	uint32		size;
 
-	/* (counted beyond the room, so that the asker knows some are missing) */
-	if (r->nsockets < MPTCP_REPORT_MAX_SOCKETS)
-		r->sockets[r->nsockets] = inode;
-	r->nsockets++;
 	memset(&addrs.hdr, 0, sizeof(addrs.hdr));
 	addrs.hdr.size_subflow_data = sizeof(SubflowData);
 	addrs.hdr.size_user = sizeof(SubflowAddrs);

@@ -23,9 +23,6 @@
  */
 #define MPTCP_REPORT_MAX_SUBFLOWS 16
 
-/* room for the MPTCP sockets of one process, by inode */
-#define MPTCP_REPORT_MAX_SOCKETS 16
-
 /* a subflow: the ends of a TCP socket, and its connection's socket */
 typedef struct MptcpReportedSubflow
 {
@@ -52,9 +49,6 @@ typedef struct MptcpReport
 	int			nmissing;		/* subflows that did not fit */
 	int			nunsupported;	/* sockets the kernel would not describe:
 								 * fallen back to TCP, or Linux before 5.16 */
-	int			nsockets;		/* the process's MPTCP sockets (fallen back
-								 * ones too); the first ones by inode: */
-	uint64		sockets[MPTCP_REPORT_MAX_SOCKETS];
 	MptcpReportedSubflow subflows[MPTCP_REPORT_MAX_SUBFLOWS];
 } MptcpReport;
 
