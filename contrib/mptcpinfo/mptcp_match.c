@@ -18,10 +18,12 @@
  * What is left are connections a server process opened itself (a
  * walreceiver, a logical replication worker, postgres_fdw or dblink in a
  * backend), or MPTCP sockets of other programs run by the server's user.
- * Only for those are the file descriptors of server processes read
- * (/proc/PID/fd names the inode of each socket): walreceivers first, then
- * background workers, then backends, and only until every such socket is
- * found.  A server with only incoming connections never reads them.
+ * A walreceiver records the primary's address and port in shared memory.
+ * With mptcpinfo preloaded, every server process also records the inode of
+ * each MPTCP socket it opens (mptcp_report.c); those are found by inode.
+ * Sockets that no process recorded are other programs' as far as we know,
+ * and are not shown; nor are orphans (inode 0), closing after their
+ * process let them go.  No process's file descriptors are read.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -39,16 +41,13 @@
 #include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "mptcp_match.h"
-#include "mptcp_proc.h"
+#include "mptcp_report.h"
 #include "postmaster/postmaster.h"
 #include "replication/walreceiver.h"
 #include "storage/proc.h"
 #include "storage/spin.h"
 #include "utils/acl.h"
 #include "utils/hsearch.h"
-
-/* the sockets of one process: a few, more with many fdw connections */
-#define MAX_PROCESS_SOCKETS 1024
 
 #define HAS_PGSTAT_PERMISSIONS(role) \
 	(has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS) || \
@@ -79,6 +78,12 @@ typedef struct InodeEntry
 	MptcpConn  *conn;
 } InodeEntry;
 
+typedef struct PidEntry
+{
+	int			pid;
+	int			index;			/* of its backend status entry */
+} PidEntry;
+
 typedef struct Matcher
 {
 	HTAB	   *incoming;		/* connections at the server's port, by their
@@ -87,7 +92,8 @@ typedef struct Matcher
 	uid_t		uid;			/* the server's */
 	int			unclaimed;		/* connections a server process may hold that
 								 * none was found to */
-	int			nread;			/* processes whose descriptors were read */
+	int			nrecorded;		/* sockets processes recorded, -1 if they
+								 * do not (mptcpinfo not preloaded) */
 	int		   *live_pids;		/* the processes running now, sorted */
 	int			nlive_pids;
 } Matcher;
@@ -104,22 +110,12 @@ new_hash(const char *name, Size keysize, Size entrysize, long n)
 					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
-/*
- * The sockets of the server's user that no server process held when this
- * session last read every process's file descriptors (another program's),
- * by inode: they are not looked for again while they stay open.  Only
- * those still open are kept, so it holds no more than the dump.
- */
-static HTAB *not_ours = NULL;
-
 /* may a server process hold c, as far as we know yet? */
 static bool
 open_question(Matcher *m, MptcpConn *c)
 {
 	/* (inode 0: an orphan, closing after its process let it go) */
-	return c->pid == 0 && !c->foreign && c->uid == m->uid && c->inode != 0 &&
-		(not_ours == NULL ||
-		 hash_search(not_ours, &c->inode, HASH_FIND, NULL) == NULL);
+	return c->pid == 0 && !c->foreign && c->uid == m->uid && c->inode != 0;
 }
 
 /* c rather than best: an established connection over a closing one */
@@ -164,7 +160,7 @@ matcher_init(Matcher *m, MptcpDiag *diag)
 						  sizeof(EndsEntry), n);
 	m->uid = geteuid();
 	m->unclaimed = 0;
-	m->nread = 0;
+	m->nrecorded = 0;
 	foreach(lc, diag->conns)
 	{
 		MptcpConn  *c = lfirst(lc);
@@ -275,84 +271,10 @@ walreceiver_on_tcp(PgBackendStatus *beentry)
 }
 
 /*
- * Which processes can have opened connections, in the order they are
- * looked at: the walreceiver, background workers (logical replication
- * workers, extensions' workers), backends (postgres_fdw, dblink).  The other
- * auxiliary processes and the walsenders do not.
- */
-static int
-connect_rank(PgBackendStatus *beentry, bool all_outgoing)
-{
-	if (beentry->st_backendType == B_WAL_RECEIVER)
-		return 0;
-	if (!all_outgoing)
-		return -1;
-	if (beentry->st_backendType == B_BG_WORKER)
-		return 1;
-	if (beentry->st_backendType == B_BACKEND)
-		return 2;
-	return -1;
-}
-
-/* the open questions, by inode */
-static HTAB *
-unclaimed_by_inode(Matcher *m, MptcpDiag *diag)
-{
-	HTAB	   *h = new_hash("mptcpinfo inodes", sizeof(uint64),
-							 sizeof(InodeEntry), m->unclaimed);
-	ListCell   *lc;
-
-	foreach(lc, diag->conns)
-	{
-		MptcpConn  *c = lfirst(lc);
-		InodeEntry *e;
-
-		if (!open_question(m, c))
-			continue;
-		e = hash_search(h, &c->inode, HASH_ENTER, NULL);
-		e->conn = c;
-	}
-	return h;
-}
-
-/*
- * not_ours becomes its sockets still in the dump, and those of "more" (by
- * inode) that no server process holds.
- */
-static void
-update_not_ours(MptcpDiag *diag, HTAB *more)
-{
-	HASHCTL		ctl;
-	HTAB	   *h;
-	ListCell   *lc;
-
-	ctl.keysize = sizeof(uint64);
-	ctl.entrysize = sizeof(uint64);
-	h = hash_create("mptcpinfo sockets not ours", 16, &ctl,
-					HASH_ELEM | HASH_BLOBS);
-	foreach(lc, diag->conns)
-	{
-		MptcpConn  *c = lfirst(lc);
-		InodeEntry *e;
-
-		if (c->inode == 0)
-			continue;
-		e = more ? hash_search(more, &c->inode, HASH_FIND, NULL) : NULL;
-		if ((not_ours != NULL &&
-			 hash_search(not_ours, &c->inode, HASH_FIND, NULL) != NULL) ||
-			(e != NULL && e->conn->pid == 0 && !e->conn->foreign))
-			(void) hash_search(h, &c->inode, HASH_ENTER, NULL);
-	}
-	if (not_ours != NULL)
-		hash_destroy(not_ours);
-	not_ours = h;
-}
-
-/*
  * The walreceiver's connection, by the primary's address and port that it
  * records in shared memory: the unclaimed connection to them, an
- * established one first.  (A host name is not resolved here: then its file
- * descriptors are read as those of other processes are.)
+ * established one first.  (A host name is not resolved here: then only the
+ * socket it recorded, if any, is found.)
  */
 static MptcpConn *
 walreceiver_conn(Matcher *m, MptcpDiag *diag, PgBackendStatus *beentry)
@@ -389,17 +311,19 @@ walreceiver_conn(Matcher *m, MptcpDiag *diag, PgBackendStatus *beentry)
 
 /*
  * The connections that server processes opened: the walreceiver's by what
- * it records, then, while open questions remain, by the file descriptors
- * of the processes that can have opened connections.  Returns, for each
- * backend index, the list of connections it opened.
+ * it records in WalRcv, then those the processes recorded as they opened
+ * them.  With all_outgoing false (versions 1.0 and 1.1), the walreceivers'
+ * only.  Returns, for each backend index, the list of connections it opened.
  */
 static List **
 find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
 			  bool all_outgoing)
 {
 	List	  **outgoing = palloc0(sizeof(List *) * (num_backends + 1));
-	uint64	   *inodes;
+	MptcpOpenedSocket *opened;
 	HTAB	   *by_inode;
+	HTAB	   *by_pid;
+	ListCell   *lc;
 
 	for (int i = 1; i <= num_backends && m->unclaimed > 0; i++)
 	{
@@ -413,41 +337,48 @@ find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
 			outgoing[i] = lappend(outgoing[i], c);
 		}
 	}
-	if (m->unclaimed <= 0)
+	m->nrecorded = mptcp_report_opened(&opened);
+	if (m->nrecorded <= 0)
 		return outgoing;
-	inodes = palloc(sizeof(uint64) * MAX_PROCESS_SOCKETS);
-	by_inode = unclaimed_by_inode(m, diag);
-	for (int rank = 0; rank <= 2 && m->unclaimed > 0; rank++)
+
+	/*
+	 * (what a process recorded is its own even if it looked like a local
+	 * client's end: a connection to this very server, from dblink)
+	 */
+	by_inode = new_hash("mptcpinfo inodes", sizeof(uint64),
+						sizeof(InodeEntry), list_length(diag->conns));
+	foreach(lc, diag->conns)
 	{
-		for (int i = 1; i <= num_backends && m->unclaimed > 0; i++)
+		MptcpConn  *c = lfirst(lc);
+
+		if (c->pid == 0 && c->inode != 0 && c->uid == m->uid)
+			((InodeEntry *) hash_search(by_inode, &c->inode, HASH_ENTER,
+										NULL))->conn = c;
+	}
+	by_pid = new_hash("mptcpinfo pids", sizeof(int), sizeof(PidEntry),
+					  num_backends);
+	for (int i = 1; i <= num_backends; i++)
+	{
+		PgBackendStatus *beentry =
+			&pgstat_get_local_beentry_by_index(i)->backendStatus;
+
+		if (beentry->st_procpid != 0 &&
+			(all_outgoing || beentry->st_backendType == B_WAL_RECEIVER))
+			((PidEntry *) hash_search(by_pid, &beentry->st_procpid,
+									  HASH_ENTER, NULL))->index = i;
+	}
+	for (int k = 0; k < m->nrecorded; k++)
+	{
+		InodeEntry *e = hash_search(by_inode, &opened[k].inode, HASH_FIND,
+									NULL);
+		PidEntry   *p = hash_search(by_pid, &opened[k].pid, HASH_FIND, NULL);
+
+		if (e != NULL && p != NULL && e->conn->pid == 0)
 		{
-			PgBackendStatus *beentry =
-				&pgstat_get_local_beentry_by_index(i)->backendStatus;
-			int			n;
-
-			if (beentry->st_procpid == 0 ||
-				connect_rank(beentry, all_outgoing) != rank)
-				continue;
-			n = mptcp_proc_socket_inodes(beentry->st_procpid, inodes,
-										 MAX_PROCESS_SOCKETS);
-			m->nread++;
-			for (int j = 0; j < n; j++)
-			{
-				InodeEntry *e = hash_search(by_inode, &inodes[j], HASH_FIND,
-											NULL);
-
-				if (e != NULL && e->conn->pid == 0 && !e->conn->foreign)
-				{
-					claim(m, e->conn, beentry->st_procpid, true);
-					outgoing[i] = lappend(outgoing[i], e->conn);
-				}
-			}
+			claim(m, e->conn, opened[k].pid, true);
+			outgoing[p->index] = lappend(outgoing[p->index], e->conn);
 		}
 	}
-	pfree(inodes);
-	/* what every process was read for and none held: not ours, next time */
-	if (all_outgoing)
-		update_not_ours(diag, by_inode);
 	return outgoing;
 }
 
@@ -488,8 +419,6 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 	 */
 	num_backends = pgstat_fetch_stat_numbackends();
 	read_live_pids(&m);
-	if (not_ours != NULL)
-		update_not_ours(diag, NULL);	/* (those closed since go) */
 	matcher_init(&m, diag);
 
 	/* first the incoming connections, claimed by their client's end */
@@ -508,8 +437,8 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 		}
 	}
 	outgoing = find_outgoing(&m, diag, num_backends, all_outgoing);
-	elog(DEBUG1, "mptcpinfo: the file descriptors of %d server processes read",
-		 m.nread);
+	elog(DEBUG1, "mptcpinfo: %d sockets recorded by the server processes that opened them; %d MPTCP connections of the server's user held by no server process",
+		 m.nrecorded, m.unclaimed);
 
 	for (int i = 1; i <= num_backends; i++)
 	{

@@ -6,10 +6,8 @@
  * /proc/sys/net/mptcp holds the namespace's MPTCP sysctls, whichever the
  * running kernel has (and /proc/sys/net/ipv4 the TCP ones its subflows
  * use); /proc/net/netstat holds, on its two "MPTcpExt:"
- * lines, the kernel's MPTCP counters (what "nstat" shows as MPTcpExt*);
- * /proc/PID/fd names the sockets a process has open.  All of it is per
- * network namespace, readable without privilege (the last one for the
- * processes of the same user, which all server processes are).
+ * lines, the kernel's MPTCP counters (what "nstat" shows as MPTcpExt*).
+ * All of it is per network namespace, readable without privilege.
  *
  * Every read is bounded, and a missing or unreadable file yields nothing,
  * never an error.
@@ -37,7 +35,6 @@
 #define MAX_SYSCTLS 128
 #define MAX_SYSCTL_VALUE 1024
 #define MAX_NETSTAT_SIZE (256 * 1024)
-#define MAX_FDS 100000
 
 /*
  * TCP sysctls that MPTCP connections depend on: each subflow is a TCP
@@ -210,40 +207,4 @@ mptcp_proc_counters(void)
 	}
 	pfree(buf);
 	return result;
-}
-
-int
-mptcp_proc_socket_inodes(int pid, uint64 *inodes, int max)
-{
-	char		dirpath[MAXPGPATH];
-	DIR		   *dir;
-	struct dirent *de;
-	int			n = 0;
-	int			seen = 0;
-
-	snprintf(dirpath, sizeof(dirpath), "/proc/%d/fd", pid);
-	dir = AllocateDir(dirpath);
-	while (n < max && seen++ < MAX_FDS &&
-		   (de = ReadDirExtended(dir, dirpath, DEBUG1)) != NULL)
-	{
-		char		path[MAXPGPATH];
-		char		target[64];
-		ssize_t		len;
-		unsigned long long inode;
-
-		CHECK_FOR_INTERRUPTS();
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dirpath, de->d_name);
-		len = readlink(path, target, sizeof(target) - 1);
-		if (len <= 0)
-			continue;
-		target[len] = '\0';
-		if (sscanf(target, "socket:[%llu]", &inode) == 1)
-			inodes[n++] = (uint64) inode;
-	}
-	if (dir)
-		FreeDir(dir);
-	return n;
 }

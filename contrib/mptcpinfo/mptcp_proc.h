@@ -36,7 +36,4 @@ extern List *mptcp_proc_sysctls(void);
 /* the MPTcpExt counters of /proc/net/netstat, named as nstat does */
 extern List *mptcp_proc_counters(void);
 
-/* the inodes of the sockets a process has open; returns how many */
-extern int	mptcp_proc_socket_inodes(int pid, uint64 *inodes, int max);
-
 #endif							/* MPTCP_PROC_H */

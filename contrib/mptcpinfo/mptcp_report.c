@@ -14,10 +14,14 @@
  * querying backend asks the processes holding them, with
  * PROCSIG_MPTCP_REPORT.  At its next CHECK_FOR_INTERRUPTS(), or while it
  * waits for its client, such a process lists the subflows of its client's
- * connection (and, if asked, of the connections it opened itself), writes
- * them in its slot of shared memory and wakes the askers (a condition
- * variable, broadcast).  The figures themselves still come from the
- * asker's own dump.
+ * connection and of the connections it opened itself, writes them in its
+ * slot of shared memory and wakes the askers (a condition variable,
+ * broadcast).  The figures themselves still come from the asker's own dump.
+ *
+ * Which connections a process opened, nothing else tells: the dumps do not
+ * say who holds a socket.  So each process records its own in its slot as
+ * it opens them (mptcp_opened_hook, called where server processes open
+ * libpq connections), and pg_stat_mptcp finds them there, on any kernel.
  *
  * What one query can cause is bounded:
  * - a report younger than REPORT_REUSE_MS is used as it is, unasked;
@@ -31,7 +35,7 @@
  *
  * A slot is written by its process alone, with a change count around the
  * write (as PgBackendStatus is), and read by copying it without a lock.
- * It takes about 0.8 kB, one per process slot (MaxBackends plus the
+ * It takes about 0.9 kB, one per process slot (MaxBackends plus the
  * auxiliary processes), and needs mptcpinfo in shared_preload_libraries.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
@@ -43,7 +47,6 @@
  */
 #include "postgres.h"
 
-#include <dirent.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -78,14 +81,6 @@ typedef struct ReportSlot
 	pg_atomic_uint64 requested; /* bumped by each request */
 	pg_atomic_uint64 requested_at;	/* TimestampTz of the last one */
 
-	/*
-	 * TimestampTz of the last request for the sockets the process opened too:
-	 * every answer includes them for REPORT_TIMEOUT_MS after it, so a newer
-	 * answer cannot replace one with them by one without them while the asker
-	 * that wanted them still waits.
-	 */
-	pg_atomic_uint64 outgoing_wanted_at;
-
 	/* the pid of the slot's process once it has answered for the last time */
 	pg_atomic_uint32 exited_pid;
 
@@ -95,6 +90,8 @@ typedef struct ReportSlot
 	uint64		answered;		/* the "requested" value last answered */
 	TimestampTz answered_at;
 	MptcpReport report;
+	int			opened_pid;		/* who recorded "opened" */
+	uint64		opened[MPTCP_REPORT_MAX_OPENED];	/* inodes, 0 if free */
 } ReportSlot;
 
 typedef struct ReportShared
@@ -110,12 +107,15 @@ typedef struct SlotCopy
 	int			pid;
 	uint64		answered;
 	TimestampTz answered_at;
+	int			opened_pid;
+	uint64		opened[MPTCP_REPORT_MAX_OPENED];
 } SlotCopy;
 
 static ReportShared *report_shared = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static mptcp_report_hook_type prev_report_hook = NULL;
+static mptcp_opened_hook_type prev_opened_hook = NULL;
 static uint32 report_wait_event = 0;
 
 static int
@@ -160,12 +160,13 @@ report_shmem_startup(void)
 
 			pg_atomic_init_u64(&slot->requested, 0);
 			pg_atomic_init_u64(&slot->requested_at, 0);
-			pg_atomic_init_u64(&slot->outgoing_wanted_at, 0);
 			pg_atomic_init_u32(&slot->changecount, 0);
 			pg_atomic_init_u32(&slot->exited_pid, 0);
 			slot->pid = 0;
 			slot->answered = 0;
 			slot->answered_at = 0;
+			slot->opened_pid = 0;
+			memset(slot->opened, 0, sizeof(slot->opened));
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -201,6 +202,8 @@ read_slot(ReportSlot *slot, SlotCopy *copy, MptcpReport *report)
 		copy->pid = slot->pid;
 		copy->answered = slot->answered;
 		copy->answered_at = slot->answered_at;
+		copy->opened_pid = slot->opened_pid;
+		memcpy(copy->opened, slot->opened, sizeof(copy->opened));
 		if (report != NULL)
 		{
 			int			n = Min(Max(slot->report.nsubflows, 0),
@@ -329,22 +332,43 @@ fd_is_mptcp(int fd, uint64 *inode)
 	return true;
 }
 
+/* the descriptors of our slot's "opened" entries */
+static int	opened_fd[MPTCP_REPORT_MAX_OPENED];
+
+/* is entry i of our slot still the socket it was when recorded? */
+static bool
+still_open(ReportSlot *slot, int i)
+{
+	struct stat st;
+
+	return slot->opened_pid == MyProcPid && slot->opened[i] != 0 &&
+		fstat(opened_fd[i], &st) == 0 && S_ISSOCK(st.st_mode) &&
+		(uint64) st.st_ino == slot->opened[i];
+}
+
+static ReportSlot *
+my_slot(void)
+{
+	if (report_shared == NULL || MyProcNumber < 0 ||
+		MyProcNumber >= report_shared->nslots)
+		return NULL;
+	return &report_shared->slots[MyProcNumber];
+}
+
 /*
  * Gather this process's MPTCP sockets: its client's connection, known
- * without looking, and with "outgoing" every other open MPTCP socket.  Runs
- * in ProcessInterrupts(): it must not throw, so no palloc and no ereport.
+ * without looking, and those it opened and recorded.  Runs in
+ * ProcessInterrupts(): it must not throw, so no palloc and no ereport.
  */
 static void
-gather_own_sockets(MptcpReport *r, bool outgoing)
+gather_own_sockets(MptcpReport *r)
 {
 	static int	client_fd = -1;
 	static uint64 client_inode = 0;
-	DIR		   *dir;
-	struct dirent *de;
+	ReportSlot *slot = my_slot();
 
 	memset(r, 0, offsetof(MptcpReport, subflows));
 	r->status = MPTCP_REPORT_OK;
-	r->outgoing = outgoing;
 
 	/* (the client's socket stays the same for the life of the process) */
 	if (client_fd < 0 && MyProcPort != NULL &&
@@ -353,29 +377,49 @@ gather_own_sockets(MptcpReport *r, bool outgoing)
 		client_fd = MyProcPort->sock;
 	if (client_fd >= 0)
 		report_socket(client_fd, client_inode, r);
-	if (!outgoing)
-		return;
-
-	dir = opendir("/proc/self/fd");
-	if (dir == NULL)
+	for (int i = 0; slot != NULL && i < MPTCP_REPORT_MAX_OPENED; i++)
 	{
-		r->status = MPTCP_REPORT_FAILED;
-		r->sys_errno = errno;
+		if (still_open(slot, i))
+			report_socket(opened_fd[i], slot->opened[i], r);
+	}
+}
+
+/*
+ * mptcp_opened_hook: record an MPTCP socket that this process opened, in an
+ * entry of its slot whose socket it has closed since.
+ */
+static void
+note_opened_socket(int sock)
+{
+	ReportSlot *slot = my_slot();
+	uint64		inode;
+	int			i = 0;
+
+	if (prev_opened_hook)
+		prev_opened_hook(sock);
+	if (slot == NULL || !fd_is_mptcp(sock, &inode))
+		return;
+	while (i < MPTCP_REPORT_MAX_OPENED && still_open(slot, i))
+		i++;
+	if (i == MPTCP_REPORT_MAX_OPENED)
+	{
+		ereport(LOG,
+				(errmsg("mptcpinfo cannot record more than %d MPTCP connections opened by one process",
+						MPTCP_REPORT_MAX_OPENED),
+				 errdetail("pg_stat_mptcp does not show the connection opened last by process %d.",
+						   MyProcPid)));
 		return;
 	}
-	while ((de = readdir(dir)) != NULL)
+	begin_write(slot);
+	if (slot->opened_pid != MyProcPid)
 	{
-		char	   *end;
-		long		fd = strtol(de->d_name, &end, 10);
-		uint64		inode;
-
-		if (*end != '\0' || end == de->d_name || fd == dirfd(dir) ||
-			fd == client_fd)
-			continue;
-		if (fd_is_mptcp((int) fd, &inode))
-			report_socket((int) fd, inode, r);
+		/* (those of the slot's previous process) */
+		memset(slot->opened, 0, sizeof(slot->opened));
+		slot->opened_pid = MyProcPid;
 	}
-	closedir(dir);
+	slot->opened[i] = inode;
+	end_write(slot);
+	opened_fd[i] = sock;
 }
 #endif							/* USE_MPTCP */
 
@@ -392,10 +436,9 @@ answer_report_request(void)
 
 	if (prev_report_hook)
 		prev_report_hook();
-	if (report_shared == NULL || MyProcNumber < 0 ||
-		MyProcNumber >= report_shared->nslots)
+	slot = my_slot();
+	if (slot == NULL)
 		return;
-	slot = &report_shared->slots[MyProcNumber];
 	requested = pg_atomic_read_u64(&slot->requested);
 	if (proc_exit_inprogress &&
 		slot->pid == MyProcPid && slot->answered >= requested)
@@ -406,11 +449,7 @@ answer_report_request(void)
 	}
 
 #ifdef USE_MPTCP
-	/* (an asker wanting outgoing sockets says so before it requests) */
-	pg_read_barrier();
-	gather_own_sockets(&local_report, GetCurrentTimestamp() <
-					   (TimestampTz) pg_atomic_read_u64(&slot->outgoing_wanted_at) +
-					   REPORT_TIMEOUT_MS * INT64CONST(1000));
+	gather_own_sockets(&local_report);
 #endif
 
 	begin_write(slot);
@@ -439,6 +478,47 @@ mptcp_report_init(void)
 	shmem_startup_hook = report_shmem_startup;
 	prev_report_hook = mptcp_report_hook;
 	mptcp_report_hook = answer_report_request;
+#ifdef USE_MPTCP
+	prev_opened_hook = mptcp_opened_hook;
+	mptcp_opened_hook = note_opened_socket;
+#endif
+}
+
+int
+mptcp_report_opened(MptcpOpenedSocket **sockets)
+{
+	int			n = 0;
+	int			room = 16;
+	SlotCopy	copy;
+
+	*sockets = NULL;
+	if (report_shared == NULL)
+		return -1;
+	*sockets = palloc(sizeof(MptcpOpenedSocket) * room);
+	for (int s = 0; s < report_shared->nslots; s++)
+	{
+		ReportSlot *slot = &report_shared->slots[s];
+
+		/* (a glance first: most processes opened nothing) */
+		if (slot->opened_pid == 0)
+			continue;
+		read_slot(slot, &copy, NULL);
+		if (copy.opened_pid != GetPGProcByNumber(s)->pid)
+			continue;			/* it has exited */
+		for (int i = 0; i < MPTCP_REPORT_MAX_OPENED; i++)
+		{
+			if (copy.opened[i] == 0)
+				continue;
+			if (n == room)
+			{
+				room *= 2;
+				*sockets = repalloc(*sockets, sizeof(MptcpOpenedSocket) * room);
+			}
+			(*sockets)[n].pid = copy.opened_pid;
+			(*sockets)[n++].inode = copy.opened[i];
+		}
+	}
+	return n;
 }
 
 /* the slot of a server process, or -1 */
@@ -472,7 +552,7 @@ typedef enum
  */
 static bool
 take_answer(ReportSlot *slot, int slotno, int pid, uint64 wanted,
-			bool outgoing, MptcpReport *report)
+			MptcpReport *report)
 {
 	SlotCopy	copy;
 	bool		exiting;
@@ -483,14 +563,10 @@ take_answer(ReportSlot *slot, int slotno, int pid, uint64 wanted,
 	read_slot(slot, &copy, NULL);
 	if (copy.pid == pid && copy.answered >= wanted)
 	{
-		/*
-		 * (it may have answered a newer request meanwhile: as good, if it has
-		 * the sockets the process opened where they were wanted)
-		 */
+		/* (it may have answered a newer request meanwhile: as good) */
 		read_slot(slot, &copy, report);
-		if (copy.pid == pid && (!outgoing || report->outgoing))
+		if (copy.pid == pid)
 			return true;
-		report->status = MPTCP_REPORT_NO_ANSWER;
 	}
 	if (exiting || GetPGProcByNumber(slotno)->pid != pid)
 	{
@@ -501,8 +577,7 @@ take_answer(ReportSlot *slot, int slotno, int pid, uint64 wanted,
 }
 
 MptcpReport **
-mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
-					 MptcpReportStats *stats)
+mptcp_report_collect(int npids, const int *pids, MptcpReportStats *stats)
 {
 	MptcpReport **reports = palloc0(sizeof(MptcpReport *) * npids);
 	int		   *slots = palloc(sizeof(int) * npids);
@@ -536,7 +611,7 @@ mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
 		/* our own sockets need no asking */
 		if (pids[i] == MyProcPid)
 		{
-			gather_own_sockets(reports[i], outgoing[i]);
+			gather_own_sockets(reports[i]);
 			continue;
 		}
 #endif
@@ -556,8 +631,7 @@ mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
 		}
 		read_slot(slot, &copy, reports[i]);
 		if (copy.pid == pids[i] &&
-			copy.answered_at > now - REPORT_REUSE_MS * INT64CONST(1000) &&
-			(!outgoing[i] || reports[i]->outgoing))
+			copy.answered_at > now - REPORT_REUSE_MS * INT64CONST(1000))
 		{
 			stats->reused++;
 			continue;
@@ -567,14 +641,9 @@ mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
 		wanted[i] = pg_atomic_read_u64(&slot->requested);
 		requested_at = pg_atomic_read_u64(&slot->requested_at);
 		if (wanted[i] > copy.answered &&
-			requested_at > now - REPORT_TIMEOUT_MS * INT64CONST(1000) &&
-			(!outgoing[i] ||
-			 pg_atomic_read_u64(&slot->outgoing_wanted_at) >= requested_at))
+			requested_at > now - REPORT_TIMEOUT_MS * INT64CONST(1000))
 		{
-			/*
-			 * Another asker's request, for as much, is on its way: wait for
-			 * its answer.
-			 */
+			/* another asker's request is on its way: wait for its answer */
 			state[i] = ASK_WAIT;
 			stats->joined++;
 			continue;
@@ -591,8 +660,6 @@ mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
 		if (state[i] != ASK_SEND)
 			continue;
 		slot = &report_shared->slots[slots[i]];
-		if (outgoing[i])
-			pg_atomic_write_u64(&slot->outgoing_wanted_at, (uint64) now);
 		pg_atomic_write_u64(&slot->requested_at, (uint64) now);
 		/* (a full barrier: the writes above are seen before the request) */
 		wanted[i] = pg_atomic_add_fetch_u64(&slot->requested, 1);
@@ -618,7 +685,7 @@ mptcp_report_collect(int npids, const int *pids, const bool *outgoing,
 			if (state[i] != ASK_WAIT)
 				continue;
 			if (take_answer(&report_shared->slots[slots[i]], slots[i],
-							pids[i], wanted[i], outgoing[i], reports[i]))
+							pids[i], wanted[i], reports[i]))
 			{
 				state[i] = ASK_DONE;
 				if (reports[i]->status == MPTCP_REPORT_GONE)

@@ -44,13 +44,25 @@ typedef struct MptcpReport
 {
 	MptcpReportStatus status;
 	int			sys_errno;
-	bool		outgoing;		/* covers the sockets it opened, too */
 	int			nsubflows;
 	int			nmissing;		/* subflows that did not fit */
 	int			nunsupported;	/* sockets the kernel would not describe:
 								 * fallen back to TCP, or Linux before 5.16 */
 	MptcpReportedSubflow subflows[MPTCP_REPORT_MAX_SUBFLOWS];
 } MptcpReport;
+
+/*
+ * How many MPTCP connections that a process opened (postgres_fdw, dblink
+ * can keep several) it records for pg_stat_mptcp to find
+ */
+#define MPTCP_REPORT_MAX_OPENED 16
+
+/* a socket that a server process opened and still holds */
+typedef struct MptcpOpenedSocket
+{
+	int			pid;
+	uint64		inode;
+} MptcpOpenedSocket;
 
 /* what one call of mptcp_report_collect() did, for a DEBUG1 line */
 typedef struct MptcpReportStats
@@ -66,13 +78,19 @@ extern void mptcp_report_init(void);
 
 /*
  * The reports of the processes "pids" (server processes holding MPTCP
- * connections); with outgoing[i], including the sockets process i opened
- * itself.  Asks each at most once, reuses a report younger than a second,
- * and waits a bounded time.  Returns one report per pid, in the order
- * given; a missing one says why in its status.
+ * connections), of their client's connection and those they opened.  Asks
+ * each at most once, reuses a report younger than a second, and waits a
+ * bounded time.  Returns one report per pid, in the order given; a missing
+ * one says why in its status.
  */
 extern MptcpReport **mptcp_report_collect(int npids, const int *pids,
-										  const bool *outgoing,
 										  MptcpReportStats *stats);
+
+/*
+ * The MPTCP sockets that running server processes opened, as each recorded
+ * them when it opened them (mptcp_opened_hook), into *sockets; returns how
+ * many, or -1 without mptcpinfo in shared_preload_libraries.
+ */
+extern int	mptcp_report_opened(MptcpOpenedSocket **sockets);
 
 #endif							/* MPTCP_REPORT_H_CONTRIB */

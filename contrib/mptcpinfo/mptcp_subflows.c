@@ -388,7 +388,6 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 	bool		need_dump = false;
 	bool	   *dumped;
 	int		   *pids;
-	bool	   *outgoing;
 	int			npids = 0;
 	int			r = 0;
 	MptcpReport **reports;
@@ -481,7 +480,6 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 
 	/* the processes to ask: those of connections the kernel did not describe */
 	pids = palloc(sizeof(int) * nrows);
-	outgoing = palloc0(sizeof(bool) * nrows);
 	dumped = palloc0(sizeof(bool) * nrows);
 	foreach(lc, rows)
 	{
@@ -501,9 +499,8 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 		nundescribed++;
 		if (npids == 0 || pids[npids - 1] != pid)
 			pids[npids++] = pid;
-		outgoing[npids - 1] |= row->outgoing;
 	}
-	reports = mptcp_report_collect(npids, pids, outgoing, &stats);
+	reports = mptcp_report_collect(npids, pids, &stats);
 	offsets = palloc(sizeof(int) * (npids + 1));
 	figures = look_up_reported(diag, npids, reports, offsets);
 	mptcp_diag_close(diag);

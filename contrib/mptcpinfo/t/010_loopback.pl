@@ -14,6 +14,12 @@
 # the process reports them; and a process that has begun to exit, which
 # can take seconds with interrupts held (here: dropping its temporary
 # tables), is not asked at all: it said so at the start of proc_exit().
+#
+# A connection that a backend opens (dblink) is shown as that backend's
+# only with mptcpinfo preloaded: the backend records it as it opens it, and
+# no process's file descriptors are searched for it.  It stays shown after
+# the backend has opened and closed more connections than it can record
+# at once.
 
 use strict;
 use warnings FATAL => 'all';
@@ -38,7 +44,25 @@ $node->start;
 my $port = $node->port;
 my $connstr = "host=127.0.0.1 port=$port dbname=postgres";
 $node->safe_psql('postgres',
-	'CREATE EXTENSION mptcpinfo; CREATE ROLE regress_plain_role LOGIN');
+	'CREATE EXTENSION mptcpinfo; CREATE EXTENSION dblink; CREATE ROLE regress_plain_role LOGIN'
+);
+
+# the opened (dblink) connections of the session running it, after it has
+# opened and closed $_[0] others
+my $dblink_rows = sub {
+	my $sql = qq{DO \$\$BEGIN FOR i IN 1..$_[0] LOOP
+  PERFORM dblink_connect('c', '$connstr mptcp=1');
+  PERFORM dblink_disconnect('c'); END LOOP; END\$\$;
+SELECT dblink_connect('c', '$connstr mptcp=1 application_name=opened');
+SELECT count(*), bool_and(m.mptcp), bool_and(m.subflows = 1)
+  FROM pg_stat_mptcp m
+ WHERE m.pid = pg_backend_pid() AND m.direction = 'outgoing';
+SELECT count(*) FROM pg_stat_mptcp m JOIN pg_stat_activity a USING (pid)
+ WHERE a.application_name = 'opened' AND m.direction = 'incoming';};
+	return $node->safe_psql('postgres', $sql);
+};
+is($dblink_rows->(0), "OK\n0||\n1",
+	'not preloaded: a dblink connection is shown from its server end only');
 
 my $mp = $node->background_psql('postgres',
 	extra_params => [ '-d' => "$connstr mptcp=1 application_name=mp" ]);
@@ -113,6 +137,11 @@ is($out, 't|t', 'preloaded: the process reports its subflow');
 ok($err =~ $debug_line && $1 == 1 && $2 == 0,
 	'preloaded: one process asked, none gone')
   or diag $err;
+
+is($dblink_rows->(0), "OK\n1|t|t\n1",
+	'preloaded: a dblink connection is the outgoing one of its backend');
+is($dblink_rows->(40), "OK\n1|t|t\n1",
+	'preloaded: and still after 40 others were opened and closed');
 
 # A backend that takes seconds to exit: its 8,000 temporary tables are
 # dropped with interrupts held.  An asker that comes meanwhile sees that it

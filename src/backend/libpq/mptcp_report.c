@@ -20,6 +20,11 @@
  * the start of proc_exit(), before any exit callback: the module can
  * answer what is pending there and tell its askers not to wait.
  *
+ * The sockets a process opened itself (a walreceiver, a logical replication
+ * worker, postgres_fdw, dblink) are its to report too, so the module is also
+ * told of each one as it is opened (mptcp_opened_hook), rather than having
+ * to search the process's file descriptors for them.
+ *
  * Portions Copyright (c) 1996-2026, PostgreSQL Global Development Group
  *
  * IDENTIFICATION
@@ -33,6 +38,7 @@
 #include "miscadmin.h"
 
 mptcp_report_hook_type mptcp_report_hook = NULL;
+mptcp_opened_hook_type mptcp_opened_hook = NULL;
 
 volatile sig_atomic_t MptcpReportPending = false;
 

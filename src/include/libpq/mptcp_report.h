@@ -27,6 +27,17 @@
 typedef void (*mptcp_report_hook_type) (void);
 extern PGDLLIMPORT mptcp_report_hook_type mptcp_report_hook;
 
+/*
+ * Called with the socket of each connection that a server process opens
+ * with libpq, once it is established (libpq-be-fe-helpers.h, and the
+ * walreceiver's library): the kernel's socket dumps do not say which
+ * process holds a socket, so a module that shows the connections of server
+ * processes notes here which ones this process opened.  The hook should not
+ * throw errors.
+ */
+typedef void (*mptcp_opened_hook_type) (int sock);
+extern PGDLLIMPORT mptcp_opened_hook_type mptcp_opened_hook;
+
 extern PGDLLIMPORT volatile sig_atomic_t MptcpReportPending;
 
 extern void HandleMptcpReportInterrupt(void);
