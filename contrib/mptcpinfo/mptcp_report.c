@@ -115,7 +115,6 @@ static ReportShared *report_shared = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static mptcp_report_hook_type prev_report_hook = NULL;
-static mptcp_opened_hook_type prev_opened_hook = NULL;
 static uint32 report_wait_event = 0;
 
 static int
@@ -219,6 +218,16 @@ read_slot(ReportSlot *slot, SlotCopy *copy, MptcpReport *report)
 			break;
 		CHECK_FOR_INTERRUPTS();
 	}
+}
+
+/* this process's slot, if mptcpinfo is preloaded */
+static ReportSlot *
+my_slot(void)
+{
+	if (report_shared == NULL || MyProcNumber < 0 ||
+		MyProcNumber >= report_shared->nslots)
+		return NULL;
+	return &report_shared->slots[MyProcNumber];
 }
 
 #ifdef USE_MPTCP
@@ -346,15 +355,6 @@ still_open(ReportSlot *slot, int i)
 		(uint64) st.st_ino == slot->opened[i];
 }
 
-static ReportSlot *
-my_slot(void)
-{
-	if (report_shared == NULL || MyProcNumber < 0 ||
-		MyProcNumber >= report_shared->nslots)
-		return NULL;
-	return &report_shared->slots[MyProcNumber];
-}
-
 /*
  * Gather this process's MPTCP sockets: its client's connection, known
  * without looking, and those it opened and recorded.  Runs in
@@ -383,6 +383,8 @@ gather_own_sockets(MptcpReport *r)
 			report_socket(opened_fd[i], slot->opened[i], r);
 	}
 }
+
+static mptcp_opened_hook_type prev_opened_hook = NULL;
 
 /*
  * mptcp_opened_hook: record an MPTCP socket that this process opened, in an
@@ -440,28 +442,24 @@ answer_report_request(void)
 	if (slot == NULL)
 		return;
 	requested = pg_atomic_read_u64(&slot->requested);
-	if (proc_exit_inprogress &&
-		slot->pid == MyProcPid && slot->answered >= requested)
+	/* (at exit, with nothing pending, only the last words below) */
+	if (!(proc_exit_inprogress &&
+		  slot->pid == MyProcPid && slot->answered >= requested))
 	{
-		pg_atomic_write_u32(&slot->exited_pid, (uint32) MyProcPid);
-		ConditionVariableBroadcast(&report_shared->answered);
-		return;
+#ifdef USE_MPTCP
+		gather_own_sockets(&local_report);
+#endif
+		begin_write(slot);
+#ifdef USE_MPTCP
+		memcpy(&slot->report, &local_report,
+			   offsetof(MptcpReport, subflows) +
+			   local_report.nsubflows * sizeof(MptcpReportedSubflow));
+#endif
+		slot->pid = MyProcPid;
+		slot->answered = requested;
+		slot->answered_at = GetCurrentTimestamp();
+		end_write(slot);
 	}
-
-#ifdef USE_MPTCP
-	gather_own_sockets(&local_report);
-#endif
-
-	begin_write(slot);
-#ifdef USE_MPTCP
-	memcpy(&slot->report, &local_report,
-		   offsetof(MptcpReport, subflows) +
-		   local_report.nsubflows * sizeof(MptcpReportedSubflow));
-#endif
-	slot->pid = MyProcPid;
-	slot->answered = requested;
-	slot->answered_at = GetCurrentTimestamp();
-	end_write(slot);
 	/* (after the answer: an asker that sees this has the answer too) */
 	if (proc_exit_inprogress)
 		pg_atomic_write_u32(&slot->exited_pid, (uint32) MyProcPid);
