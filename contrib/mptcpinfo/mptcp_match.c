@@ -92,8 +92,8 @@ typedef struct Matcher
 	uid_t		uid;			/* the server's */
 	int			unclaimed;		/* connections a server process may hold that
 								 * none was found to */
-	int			nrecorded;		/* sockets processes recorded, -1 if they
-								 * do not (mptcpinfo not preloaded) */
+	int			nrecorded;		/* sockets processes recorded, -1 if they do
+								 * not (mptcpinfo not preloaded) */
 	int		   *live_pids;		/* the processes running now, sorted */
 	int			nlive_pids;
 } Matcher;

@@ -240,9 +240,9 @@ $background->quit;
 
 # 5b. An asker that wants the connections a process opened is not served
 # an answer without them.  A backend holds its client's MPTCP connection
-# and a dblink MPTCP connection it opened to another server (one to this
-# server would be its own client's); an asker of version 1.4 (which
-# shows opened connections) asks it, and is stopped while the answer comes.
+# and a dblink MPTCP connection it opened to another server; an asker of
+# version 1.4 (which shows opened connections) asks it, and is stopped
+# while the answer comes.
 # Then an asker of version 1.1 (which does not show them) asks it again.
 # The newer answer must still have the opened connection for the first
 # asker, which shows both of the backend's connections (with their figures,
