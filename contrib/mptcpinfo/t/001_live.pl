@@ -215,6 +215,9 @@ $other->quit;
 $node->poll_query_until('postgres',
 	"SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $other_pid")
   or die "the other role's backend did not exit";
+# (its pg_stat_activity entry goes before its PGPROC: wait for the process)
+my $exit_deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+Time::HiRes::sleep(0.05) while kill(0, $other_pid) && time < $exit_deadline;
 is($watcher->query_safe("SELECT count(*) FROM pg_stat_mptcp WHERE pid = $other_pid"),
 	'0', 'and no longer one that has ended');
 $watcher->query_safe('COMMIT');
