@@ -602,16 +602,6 @@ mptcp_diag_listeners_known(const MptcpDiag *listeners,
 	return false;
 }
 
-void
-mptcp_ends_key(const MptcpSockEnds *ends, bool swapped, MptcpEndsKey *key)
-{
-	memset(key, 0, sizeof(*key));
-	memcpy(key->local, swapped ? ends->remote : ends->local, 16);
-	memcpy(key->remote, swapped ? ends->local : ends->remote, 16);
-	key->local_port = swapped ? ends->remote_port : ends->local_port;
-	key->remote_port = swapped ? ends->local_port : ends->remote_port;
-}
-
 typedef struct TokenEntry
 {
 	uint32		token;

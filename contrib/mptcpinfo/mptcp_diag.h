@@ -130,12 +130,11 @@ typedef struct MptcpSockEnds
 typedef struct MptcpConn
 {
 	MptcpSockEnds ends;
-	uint64		inode;			/* of the socket, as /proc/PID/fd names it */
+	uint64		inode;			/* of the socket (0: an orphan, closing) */
 	uint32		uid;			/* of the socket's owner */
 	int			pid;			/* the server process holding it, if the
 								 * caller found it; else 0 */
 	bool		outgoing;		/* opened by that process */
-	bool		foreign;		/* the peer's end of one of those */
 	uint8		state;			/* MPTCP_TCP_ESTABLISHED, closing, ... */
 	MptcpInfo	info;
 	size_t		info_len;		/* how much of info the kernel filled */
@@ -246,21 +245,6 @@ extern List *mptcp_diag_token_subflows(MptcpDiag *diag, uint32 token);
  * which is wrong once it has closed.  -1 if the kernel does not say.
  */
 extern int	mptcp_conn_subflows(const MptcpConn *c, bool *has_initial);
-
-/*
- * A hash key of a socket's ends.  Mapped addresses keep IPv4 and IPv6
- * apart, so the family is not part of it.
- */
-typedef struct MptcpEndsKey
-{
-	uint8		local[16];
-	uint8		remote[16];
-	uint16		local_port;
-	uint16		remote_port;
-} MptcpEndsKey;
-
-extern void mptcp_ends_key(const MptcpSockEnds *ends, bool swapped,
-						   MptcpEndsKey *key);
 
 /* an address of the given family as IPv6, IPv4 ones IPv4-mapped */
 extern void mptcp_addr_to_mapped(int family, const void *addr, uint8 *out);

@@ -10,9 +10,6 @@
  * - a backend's connection from its client has the client's address and
  *	 port (pg_stat_activity's client_addr and client_port) as its remote end
  *	 and the server's port as its local one: one hash lookup per backend;
- * - a client in the same network namespace (on loopback, or a connection
- *	 pooler on the host) holds the other end of such a connection, which is
- *	 in the dump too with its ends swapped: it is not ours;
  * - a socket owned by another user cannot be held by a server process.
  *
  * What is left are connections a server process opened itself (a
@@ -66,12 +63,6 @@ typedef struct ClientEntry
 	MptcpConn  *conn;
 } ClientEntry;
 
-typedef struct EndsEntry
-{
-	MptcpEndsKey key;
-	MptcpConn  *conn;
-} EndsEntry;
-
 typedef struct InodeEntry
 {
 	uint64		inode;
@@ -88,7 +79,6 @@ typedef struct Matcher
 {
 	HTAB	   *incoming;		/* connections at the server's port, by their
 								 * remote end */
-	HTAB	   *by_ends;		/* all connections, by their ends */
 	uid_t		uid;			/* the server's */
 	int			unclaimed;		/* connections a server process may hold that
 								 * none was found to */
@@ -115,7 +105,7 @@ static bool
 open_question(Matcher *m, MptcpConn *c)
 {
 	/* (inode 0: an orphan, closing after its process let it go) */
-	return c->pid == 0 && !c->foreign && c->uid == m->uid && c->inode != 0;
+	return c->pid == 0 && c->uid == m->uid && c->inode != 0;
 }
 
 /* c rather than best: an established connection over a closing one */
@@ -127,25 +117,14 @@ better_match(MptcpConn *best, MptcpConn *c)
 		 c->state == MPTCP_TCP_ESTABLISHED);
 }
 
-/* c is held by pid; its peer's end, if in the dump, is not ours */
+/* c is held by pid */
 static void
 claim(Matcher *m, MptcpConn *c, int pid, bool outgoing)
 {
-	MptcpEndsKey key;
-	EndsEntry  *e;
-
 	if (open_question(m, c))
 		m->unclaimed--;
 	c->pid = pid;
 	c->outgoing = outgoing;
-	mptcp_ends_key(&c->ends, true, &key);
-	e = hash_search(m->by_ends, &key, HASH_FIND, NULL);
-	if (e != NULL && e->conn->pid == 0 && !e->conn->foreign)
-	{
-		if (open_question(m, e->conn))
-			m->unclaimed--;
-		e->conn->foreign = true;
-	}
 }
 
 static void
@@ -156,25 +135,18 @@ matcher_init(Matcher *m, MptcpDiag *diag)
 
 	m->incoming = new_hash("mptcpinfo incoming", sizeof(ClientKey),
 						   sizeof(ClientEntry), n);
-	m->by_ends = new_hash("mptcpinfo connections", sizeof(MptcpEndsKey),
-						  sizeof(EndsEntry), n);
 	m->uid = geteuid();
 	m->unclaimed = 0;
 	m->nrecorded = 0;
 	foreach(lc, diag->conns)
 	{
 		MptcpConn  *c = lfirst(lc);
-		MptcpEndsKey key;
-		bool		found;
-		EndsEntry  *e;
 
-		mptcp_ends_key(&c->ends, false, &key);
-		e = hash_search(m->by_ends, &key, HASH_ENTER, &found);
-		e->conn = c;
 		if (c->ends.local_port == PostPortNumber)
 		{
 			ClientKey	ck;
 			ClientEntry *ce;
+			bool		found;
 
 			memset(&ck, 0, sizeof(ck));
 			memcpy(ck.addr, c->ends.remote, 16);
@@ -341,17 +313,13 @@ find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
 	if (m->nrecorded <= 0)
 		return outgoing;
 
-	/*
-	 * (what a process recorded is its own even if it looked like a local
-	 * client's end: a connection to this very server, from dblink)
-	 */
 	by_inode = new_hash("mptcpinfo inodes", sizeof(uint64),
-						sizeof(InodeEntry), list_length(diag->conns));
+						sizeof(InodeEntry), m->unclaimed);
 	foreach(lc, diag->conns)
 	{
 		MptcpConn  *c = lfirst(lc);
 
-		if (c->pid == 0 && c->inode != 0 && c->uid == m->uid)
+		if (open_question(m, c))
 			((InodeEntry *) hash_search(by_inode, &c->inode, HASH_ENTER,
 										NULL))->conn = c;
 	}
