@@ -310,7 +310,7 @@ find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
 		}
 	}
 	m->nrecorded = mptcp_report_opened(&opened);
-	if (m->nrecorded <= 0)
+	if (m->nrecorded <= 0 || m->unclaimed <= 0)
 		return outgoing;
 
 	by_inode = new_hash("mptcpinfo inodes", sizeof(uint64),
