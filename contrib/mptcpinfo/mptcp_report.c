@@ -35,7 +35,7 @@
  *
  * A slot is written by its process alone, with a change count around the
  * write (as PgBackendStatus is), and read by copying it without a lock.
- * It takes about 0.9 kB, one per process slot (MaxBackends plus the
+ * It takes about 1 kB, one per process slot (MaxBackends plus the
  * auxiliary processes), and needs mptcpinfo in shared_preload_libraries.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
