@@ -134,7 +134,6 @@ typedef struct MptcpConn
 	uint32		uid;			/* of the socket's owner */
 	int			pid;			/* the server process holding it, if the
 								 * caller found it; else 0 */
-	bool		outgoing;		/* opened by that process */
 	uint8		state;			/* MPTCP_TCP_ESTABLISHED, closing, ... */
 	MptcpInfo	info;
 	size_t		info_len;		/* how much of info the kernel filled */

@@ -119,12 +119,11 @@ better_match(MptcpConn *best, MptcpConn *c)
 
 /* c is held by pid */
 static void
-claim(Matcher *m, MptcpConn *c, int pid, bool outgoing)
+claim(Matcher *m, MptcpConn *c, int pid)
 {
 	if (open_question(m, c))
 		m->unclaimed--;
 	c->pid = pid;
-	c->outgoing = outgoing;
 }
 
 static void
@@ -305,7 +304,7 @@ find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
 
 		if (c != NULL)
 		{
-			claim(m, c, beentry->st_procpid, true);
+			claim(m, c, beentry->st_procpid);
 			outgoing[i] = lappend(outgoing[i], c);
 		}
 	}
@@ -343,7 +342,7 @@ find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
 
 		if (e != NULL && p != NULL && e->conn->pid == 0)
 		{
-			claim(m, e->conn, opened[k].pid, true);
+			claim(m, e->conn, opened[k].pid);
 			outgoing[p->index] = lappend(outgoing[p->index], e->conn);
 		}
 	}
@@ -400,7 +399,7 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 		if (live_backend(&m, beentry) &&
 			(c = find_incoming(&m, beentry)) != NULL && c->pid == 0)
 		{
-			claim(&m, c, beentry->st_procpid, false);
+			claim(&m, c, beentry->st_procpid);
 			incoming[i] = c;
 		}
 	}

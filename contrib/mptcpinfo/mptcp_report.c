@@ -565,6 +565,7 @@ take_answer(ReportSlot *slot, int slotno, int pid, uint64 wanted,
 		read_slot(slot, &copy, report);
 		if (copy.pid == pid)
 			return true;
+		report->status = MPTCP_REPORT_NO_ANSWER;	/* (another's, copied) */
 	}
 	if (exiting || GetPGProcByNumber(slotno)->pid != pid)
 	{
