@@ -57,6 +57,7 @@
 #include "libpq/mptcp_report.h"
 #include "miscadmin.h"
 #include "mptcp_report.h"
+#include "mptcp_subflows.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
 #include "storage/condition_variable.h"
@@ -575,7 +576,14 @@ take_answer(ReportSlot *slot, int slotno, int pid, uint64 wanted,
 	return false;
 }
 
-MptcpReport **
+/*
+ * The reports of the processes "pids" (server processes holding MPTCP
+ * connections), of their client's connection and those they opened.  Asks
+ * each at most once, reuses a report younger than a second, and waits a
+ * bounded time.  Returns one report per pid, in the order given; a missing
+ * one says why in its status.
+ */
+static MptcpReport **
 mptcp_report_collect(int npids, const int *pids, MptcpReportStats *stats)
 {
 	MptcpReport **reports = palloc0(sizeof(MptcpReport *) * npids);
@@ -713,4 +721,75 @@ mptcp_report_collect(int npids, const int *pids, MptcpReportStats *stats)
 	pfree(wanted);
 	pfree(state);
 	return reports;
+}
+
+void
+mptcp_report_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
+					  MptcpReportStats *stats)
+{
+	int		   *pids = palloc(sizeof(int) * (n + 1));
+	int			npids = 0;
+	int			r = 0;
+	int			nends = 0;
+	int		   *first;
+	const MptcpSockEnds **ends;
+	MptcpSubflow **found;
+	MptcpReport **reports;
+
+	/* (a process's connections are adjacent: pids[] follows them) */
+	for (int k = 0; k < n; k++)
+	{
+		int			pid = conns[k].row->beentry->st_procpid;
+
+		if (conns[k].unknown == SUBFLOWS_NOT_DUMPED &&
+			(npids == 0 || pids[npids - 1] != pid))
+			pids[npids++] = pid;
+	}
+	reports = mptcp_report_collect(npids, pids, stats);
+
+	/* the TCP sockets of the subflows reported, looked up by their ends */
+	first = palloc(sizeof(int) * (n + 1));
+	ends = palloc(sizeof(MptcpSockEnds *) * (npids + 1) * MPTCP_REPORT_MAX_SUBFLOWS);
+	for (int k = 0; k < n; k++)
+	{
+		MptcpReport *rep;
+
+		first[k] = nends;
+		if (conns[k].unknown != SUBFLOWS_NOT_DUMPED)
+			continue;
+		while (pids[r] != conns[k].row->beentry->st_procpid)
+			r++;
+		rep = reports[r];
+		for (int i = 0; i < rep->nsubflows; i++)
+			if (rep->subflows[i].inode == conns[k].row->conn->inode)
+				ends[nends++] = &rep->subflows[i].ends;
+		conns[k].truncated = rep->nmissing > 0;
+		conns[k].sys_errno = rep->sys_errno;
+		conns[k].unknown = first[k] < nends ? SUBFLOWS_KNOWN :
+			rep->status == MPTCP_REPORT_NOT_LOADED ? SUBFLOWS_NOT_LOADED :
+			rep->status == MPTCP_REPORT_NO_ANSWER ? SUBFLOWS_NO_ANSWER :
+			rep->status == MPTCP_REPORT_FAILED ? SUBFLOWS_FAILED :
+			rep->status == MPTCP_REPORT_GONE ? SUBFLOWS_CLOSED :
+			rep->nunsupported > 0 ? SUBFLOWS_UNSUPPORTED :
+			rep->nmissing > 0 ? SUBFLOWS_TRUNCATED :
+			SUBFLOWS_CLOSED;	/* since we looked */
+	}
+	first[n] = nends;
+	found = palloc(sizeof(MptcpSubflow *) * (nends + 1));
+	mptcp_diag_lookup(diag, nends, ends, found);
+	for (int k = 0; k < n; k++)
+	{
+		for (int i = first[k]; i < first[k + 1]; i++)
+		{
+			MptcpSubflow *s = found[i];
+
+			if (s == NULL)
+			{
+				/* closed since it was reported: its ends only (state 0) */
+				s = palloc0(sizeof(MptcpSubflow));
+				s->ends = *ends[i];
+			}
+			conns[k].subflows = lappend(conns[k].subflows, s);
+		}
+	}
 }

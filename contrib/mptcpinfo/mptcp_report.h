@@ -77,16 +77,6 @@ typedef struct MptcpReportStats
 extern void mptcp_report_init(void);
 
 /*
- * The reports of the processes "pids" (server processes holding MPTCP
- * connections), of their client's connection and those they opened.  Asks
- * each at most once, reuses a report younger than a second, and waits a
- * bounded time.  Returns one report per pid, in the order given; a missing
- * one says why in its status.
- */
-extern MptcpReport **mptcp_report_collect(int npids, const int *pids,
-										  MptcpReportStats *stats);
-
-/*
  * The MPTCP sockets that running server processes opened, as each recorded
  * them when it opened them (mptcp_opened_hook), into *sockets; returns how
  * many, or -1 without mptcpinfo in shared_preload_libraries.

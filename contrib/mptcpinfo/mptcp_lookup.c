@@ -1,0 +1,171 @@
+/*-------------------------------------------------------------------------
+ *
+ * mptcp_lookup.c
+ *	  Subflows of pg_stat_mptcp_subflows looked up by their ends.
+ *
+ * A dump of the kernel's TCP sockets walks its whole table of connections,
+ * however few it holds (2 ms for 262,144 buckets, which is what 24 GiB of
+ * memory gives): most of what the view would cost.  So where a subflow's
+ * ends are known, its TCP socket is asked for by them instead, which the
+ * kernel finds in its hash table at once (mptcp_diag_lookup()).  A
+ * connection with a single subflow, its initial one, has the connection's
+ * own ends.  The session keeps the others' ends, however they were found,
+ * for its next query, which looks them up directly while the connection
+ * has as many subflows.  An exporter's session thus reads the dump or asks
+ * a process only when a subflow came or went.
+ *
+ * Copyright (c) 2026, PostgreSQL Global Development Group
+ *
+ * IDENTIFICATION
+ *	  contrib/mptcpinfo/mptcp_lookup.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "mptcp_subflows.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+/* the subflows' ends of a multipath connection that the session found */
+typedef struct KnownSubflows
+{
+	uint32		token;
+	uint64		inode;			/* of the connection's socket */
+	int			n;
+	MptcpSockEnds *ends;		/* n of them, in the table's context */
+} KnownSubflows;
+
+/* what the last query of this session found, in a context of its own */
+static HTAB *known_subflows = NULL;
+static MemoryContext known_subflows_cxt = NULL;
+
+/*
+ * Is the connection's one subflow its initial one, whose ends are the
+ * connection's own?  Not once the initial subflow has closed (on a dead
+ * path, say) and another took over: that one is found like any other.
+ */
+static bool
+only_initial_subflow(const MptcpConn *c)
+{
+	bool		has_initial;
+
+	return mptcp_conn_subflows(c, &has_initial) == 1 && has_initial;
+}
+
+bool
+mptcp_lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
+					  int *nlooked_up)
+{
+	const MptcpSockEnds **ends;
+	MptcpSubflow **found;
+	int		   *first = palloc(sizeof(int) * (n + 1));
+	int			nlookups = 0;
+	bool		dump_describes = true;
+
+	/* what to look up: each connection's one subflow, or those known */
+	ends = palloc(sizeof(MptcpSockEnds *) * (n + 1) * MPTCP_MAX_SUBFLOWS);
+	for (int k = 0; k < n; k++)
+	{
+		MptcpConn  *c = conns[k].row->conn;
+		int			expected = mptcp_expected_subflows(c);
+		KnownSubflows *ks = known_subflows == NULL ? NULL :
+			hash_search(known_subflows, &c->info.token, HASH_FIND, NULL);
+
+		first[k] = -1;
+		if (ks != NULL && ks->inode == c->inode && ks->n == expected)
+		{
+			first[k] = nlookups;
+			for (int i = 0; i < ks->n; i++)
+				ends[nlookups++] = &ks->ends[i];
+		}
+		else if (only_initial_subflow(c))
+		{
+			first[k] = nlookups;
+			ends[nlookups++] = &c->ends;
+		}
+		else if (expected == 0)
+			first[k] = nlookups;	/* none to show, nothing to look for */
+	}
+	found = palloc(sizeof(MptcpSubflow *) * (nlookups + 1));
+	mptcp_diag_lookup(diag, nlookups, ends, found);
+
+	/* a connection is described if all its subflows were found */
+	*nlooked_up = 0;
+	for (int k = 0; k < n; k++)
+	{
+		MptcpConn  *c = conns[k].row->conn;
+		int			expected = mptcp_expected_subflows(c);
+		List	   *subflows = NIL;
+
+		if (first[k] < 0)
+			continue;
+		for (int i = first[k]; i < first[k] + expected; i++)
+		{
+			MptcpSubflow *s = found[i];
+
+			/*
+			 * The ULP info, where shown, says whose subflow it is; where the
+			 * kernel hides it, it hides it in a dump too.
+			 */
+			if (s != NULL && !s->flags_known)
+				dump_describes = false;
+			if (s == NULL || (s->flags_known && s->token != c->info.token))
+				break;
+			subflows = lappend(subflows, s);
+		}
+		if (list_length(subflows) < expected)
+			continue;
+		conns[k].subflows = subflows;
+		conns[k].unknown = SUBFLOWS_KNOWN;
+		(*nlooked_up)++;
+	}
+	return dump_describes;
+}
+
+void
+mptcp_lookup_remember(ConnSubflows *conns, int n)
+{
+	MemoryContext cxt;
+	HASHCTL		ctl;
+	HTAB	   *known;
+
+	/* (a context of its own: gone with the query if this fails) */
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "mptcpinfo known subflows",
+								ALLOCSET_SMALL_SIZES);
+	ctl.keysize = sizeof(uint32);
+	ctl.entrysize = sizeof(KnownSubflows);
+	ctl.hcxt = cxt;
+	known = hash_create("mptcpinfo known subflows", Max(n, 16), &ctl,
+						HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	for (int k = 0; k < n; k++)
+	{
+		MptcpConn  *c = conns[k].row->conn;
+		int			expected = mptcp_expected_subflows(c);
+		MptcpSockEnds ends[MPTCP_MAX_SUBFLOWS];
+		int			nends = 0;
+		KnownSubflows *ks;
+		ListCell   *lc;
+
+		/* (a subflow in TIME_WAIT, or one closed since, is not one) */
+		foreach(lc, conns[k].subflows)
+		{
+			MptcpSubflow *s = lfirst(lc);
+
+			if (s->state != 0 && nends < MPTCP_MAX_SUBFLOWS)
+				ends[nends++] = s->ends;
+		}
+		if (nends == 0 || nends != expected)
+			continue;
+		ks = hash_search(known, &c->info.token, HASH_ENTER, NULL);
+		ks->inode = c->inode;
+		ks->n = nends;
+		ks->ends = MemoryContextAlloc(cxt, sizeof(MptcpSockEnds) * nends);
+		memcpy(ks->ends, ends, sizeof(MptcpSockEnds) * nends);
+	}
+	if (known_subflows_cxt != NULL)
+		MemoryContextDelete(known_subflows_cxt);
+	MemoryContextSetParent(cxt, TopMemoryContext);
+	known_subflows = known;
+	known_subflows_cxt = cxt;
+}
