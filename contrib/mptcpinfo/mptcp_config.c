@@ -39,25 +39,6 @@ PG_FUNCTION_INFO_V1(pg_mptcp_get_endpoints);
 PG_FUNCTION_INFO_V1(pg_mptcp_get_settings);
 PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_counters);
 
-/*
- * Can peers join at this endpoint?  With a port, the kernel listens there
- * itself.  Without one, joins come to the endpoint's address at the
- * server's own port: false if unknown ("known" false), for the caller to
- * show as NULL.
- */
-static bool
-endpoint_accepts_joins(const MptcpEndpoint *ep, MptcpDiag *listeners,
-					   bool *known)
-{
-	*known = true;
-	if (ep->port != 0)
-		return true;
-	*known = mptcp_diag_listeners_known(listeners, listen_mptcp,
-										PostPortNumber);
-	return mptcp_diag_accepts_joins(listeners, ep->family, ep->addr,
-									PostPortNumber);
-}
-
 static Datum
 endpoint_addr_datum(const MptcpEndpoint *ep)
 {
@@ -94,7 +75,7 @@ emit_endpoints(List *endpoints, MptcpDiag *listeners, ReturnSetInfo *rsinfo)
 		if ((ep->flags & MPTCP_ENDP_SIGNAL) && known)
 		{
 			bool		joins_known;
-			bool		joins = endpoint_accepts_joins(ep, listeners,
+			bool		joins = mptcp_pm_accepts_joins(ep, listeners,
 													   &joins_known);
 
 			COL(joins_known, BoolGetDatum(joins));

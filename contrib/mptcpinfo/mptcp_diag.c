@@ -10,21 +10,12 @@
  * (Linux 5.19).  Neither needs privileges: the kernel answers for the
  * caller's network namespace.
  *
- A TCP socket's answer gives a subflow's struct tcp_info, its congestion
+ * A TCP socket's answer gives a subflow's struct tcp_info, its congestion
  * control and, in its MPTCP ULP info, the token of the connection it
  * belongs to and its backup flags; but before Linux 6.15 the ULP info only
- * to CAP_NET_ADMIN.
- *
- * A dump of the TCP sockets walks the kernel's whole table of connections,
- * however few it holds (2 ms for 262,144 buckets, which is what 24 GiB of
- * memory gives): most of what the subflows view would cost.  But most
- * connections have one subflow, their initial one, whose ends are the
- * connection's own; mptcp_diag_lookup() asks for those sockets by their
- * ends, which the kernel finds in its hash table at once.  Only
- * connections with more subflows need the dump (mptcp_diag_read_subflows()),
- * and then before Linux 6.15 no TCP socket is known to be a subflow:
- * mptcp_report.c asks the processes holding those connections which TCP
- * sockets are theirs, and those are looked up.
+ * to CAP_NET_ADMIN.  A dump of the TCP sockets walks the kernel's whole
+ * table of connections, so mptcp_lookup.c asks for sockets by their ends
+ * where it can (mptcp_diag_lookup()).
  *
  * A scan uses one netlink socket: mptcp_diag_read() opens it, the lookups
  * and the TCP dump of the same scan use it, and mptcp_diag_close() closes
@@ -132,38 +123,6 @@ mptcp_sockaddr_to_mapped(const struct sockaddr_storage *ss, uint8 *addr,
 	if (family)
 		*family = ss->ss_family;
 	return true;
-}
-
-/*
- * Does an MPTCP socket listen at this address (of the given family, 4 or 16
- * bytes) and port, so that joins there can succeed?  Either bound to the
- * address or to the wildcard address of a family that covers it.
- */
-bool
-mptcp_diag_accepts_joins(const MptcpDiag *listeners, int family,
-						 const uint8 *addr, int port)
-{
-	uint8		mapped[16];
-	ListCell   *lc;
-
-	mptcp_addr_to_mapped(family, addr, mapped);
-	foreach(lc, listeners->listeners)
-	{
-		MptcpListener *l = lfirst(lc);
-
-		if (!l->mptcp || l->ends.local_port != port)
-			continue;
-		if (memcmp(l->ends.local, mapped, 16) == 0)
-			return true;
-		if (l->ends.family == AF_INET && family == AF_INET &&
-			memcmp(l->ends.local, mptcp_any4_mapped, 16) == 0)
-			return true;
-		if (l->ends.family == AF_INET6 &&
-			memcmp(l->ends.local, mptcp_any6_mapped, 16) == 0 &&
-			(family == AF_INET6 || !l->v6only))
-			return true;
-	}
-	return false;
 }
 
 #ifdef USE_MPTCP
@@ -580,26 +539,6 @@ mptcp_diag_read_subflows(MptcpDiag *diag)
 	}
 	diag->fd = fd;
 #endif
-}
-
-bool
-mptcp_diag_listeners_known(const MptcpDiag *listeners,
-						   bool server_listens_mptcp, int port)
-{
-	ListCell   *lc;
-
-	if (!listeners->listeners_read)
-		return false;
-	if (!server_listens_mptcp)
-		return true;
-	foreach(lc, listeners->listeners)
-	{
-		MptcpListener *l = lfirst(lc);
-
-		if (l->mptcp && l->ends.local_port == port)
-			return true;
-	}
-	return false;
 }
 
 typedef struct TokenEntry

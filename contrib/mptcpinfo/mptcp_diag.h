@@ -216,21 +216,6 @@ extern void mptcp_diag_lookup(MptcpDiag *diag, int n,
 							  MptcpSubflow **found);
 
 /*
- * Does an MPTCP socket of "listeners" (read with MPTCP_DIAG_LISTENERS)
- * accept joins at this address (4 or 16 bytes, network order) and port?
- */
-extern bool mptcp_diag_accepts_joins(const MptcpDiag *listeners, int family,
-									 const uint8 *addr, int port);
-
-/*
- * Can "listeners" be trusted to list the MPTCP listeners?  Not if the
- * kernel could not list them (before Linux 5.19), nor if our own server
- * listens with MPTCP at "port" and is not among them.
- */
-extern bool mptcp_diag_listeners_known(const MptcpDiag *listeners,
-									   bool server_listens_mptcp, int port);
-
-/*
  * The TCP sockets of "diag" (read with mptcp_diag_read_subflows()) that the kernel
  * showed us as subflows of the connection with this token, as a List of
  * MptcpSubflow *; NIL if none.

@@ -38,7 +38,6 @@
 #include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "mptcp_match.h"
-#include "mptcp_report.h"
 #include "postmaster/postmaster.h"
 #include "replication/walreceiver.h"
 #include "storage/proc.h"
@@ -63,42 +62,16 @@ typedef struct ClientEntry
 	MptcpConn  *conn;
 } ClientEntry;
 
-typedef struct InodeEntry
-{
-	uint64		inode;
-	MptcpConn  *conn;
-} InodeEntry;
-
-typedef struct PidEntry
-{
-	int			pid;
-	int			index;			/* of its backend status entry */
-} PidEntry;
-
 typedef struct Matcher
 {
 	HTAB	   *incoming;		/* connections at the server's port, by their
 								 * remote end */
 	uid_t		uid;			/* the server's */
-	int			unclaimed;		/* connections a server process may hold that
-								 * none was found to */
 	int			nrecorded;		/* sockets processes recorded, -1 if they do
 								 * not (mptcpinfo not preloaded) */
 	int		   *live_pids;		/* the processes running now, sorted */
 	int			nlive_pids;
 } Matcher;
-
-static HTAB *
-new_hash(const char *name, Size keysize, Size entrysize, long n)
-{
-	HASHCTL		ctl;
-
-	ctl.keysize = keysize;
-	ctl.entrysize = entrysize;
-	ctl.hcxt = CurrentMemoryContext;
-	return hash_create(name, Max(n, 16), &ctl,
-					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-}
 
 /* may a server process hold c, as far as we know yet? */
 static bool
@@ -117,25 +90,19 @@ better_match(MptcpConn *best, MptcpConn *c)
 		 c->state == MPTCP_TCP_ESTABLISHED);
 }
 
-/* c is held by pid */
-static void
-claim(Matcher *m, MptcpConn *c, int pid)
-{
-	if (open_question(m, c))
-		m->unclaimed--;
-	c->pid = pid;
-}
-
 static void
 matcher_init(Matcher *m, MptcpDiag *diag)
 {
 	long		n = list_length(diag->conns);
+	HASHCTL		ctl;
 	ListCell   *lc;
 
-	m->incoming = new_hash("mptcpinfo incoming", sizeof(ClientKey),
-						   sizeof(ClientEntry), n);
+	ctl.keysize = sizeof(ClientKey);
+	ctl.entrysize = sizeof(ClientEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	m->incoming = hash_create("mptcpinfo incoming", Max(n, 16), &ctl,
+							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	m->uid = geteuid();
-	m->unclaimed = 0;
 	m->nrecorded = 0;
 	foreach(lc, diag->conns)
 	{
@@ -155,8 +122,6 @@ matcher_init(Matcher *m, MptcpDiag *diag)
 			if (better_match(found ? ce->conn : NULL, c))
 				ce->conn = c;
 		}
-		if (open_question(m, c))
-			m->unclaimed++;
 	}
 }
 
@@ -291,12 +256,8 @@ find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
 			  bool all_outgoing)
 {
 	List	  **outgoing = palloc0(sizeof(List *) * (num_backends + 1));
-	MptcpOpenedSocket *opened;
-	HTAB	   *by_inode;
-	HTAB	   *by_pid;
-	ListCell   *lc;
 
-	for (int i = 1; i <= num_backends && m->unclaimed > 0; i++)
+	for (int i = 1; i <= num_backends; i++)
 	{
 		PgBackendStatus *beentry =
 			&pgstat_get_local_beentry_by_index(i)->backendStatus;
@@ -304,48 +265,12 @@ find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
 
 		if (c != NULL)
 		{
-			claim(m, c, beentry->st_procpid);
+			c->pid = beentry->st_procpid;
 			outgoing[i] = lappend(outgoing[i], c);
 		}
 	}
-	m->nrecorded = mptcp_report_opened(&opened);
-	if (m->nrecorded <= 0 || m->unclaimed <= 0)
-		return outgoing;
-
-	by_inode = new_hash("mptcpinfo inodes", sizeof(uint64),
-						sizeof(InodeEntry), m->unclaimed);
-	foreach(lc, diag->conns)
-	{
-		MptcpConn  *c = lfirst(lc);
-
-		if (open_question(m, c))
-			((InodeEntry *) hash_search(by_inode, &c->inode, HASH_ENTER,
-										NULL))->conn = c;
-	}
-	by_pid = new_hash("mptcpinfo pids", sizeof(int), sizeof(PidEntry),
-					  num_backends);
-	for (int i = 1; i <= num_backends; i++)
-	{
-		PgBackendStatus *beentry =
-			&pgstat_get_local_beentry_by_index(i)->backendStatus;
-
-		if (beentry->st_procpid != 0 &&
-			(all_outgoing || beentry->st_backendType == B_WAL_RECEIVER))
-			((PidEntry *) hash_search(by_pid, &beentry->st_procpid,
-									  HASH_ENTER, NULL))->index = i;
-	}
-	for (int k = 0; k < m->nrecorded; k++)
-	{
-		InodeEntry *e = hash_search(by_inode, &opened[k].inode, HASH_FIND,
-									NULL);
-		PidEntry   *p = hash_search(by_pid, &opened[k].pid, HASH_FIND, NULL);
-
-		if (e != NULL && p != NULL && e->conn->pid == 0)
-		{
-			claim(m, e->conn, opened[k].pid);
-			outgoing[p->index] = lappend(outgoing[p->index], e->conn);
-		}
-	}
+	m->nrecorded = mptcp_report_claim_opened(diag, num_backends, all_outgoing,
+											 outgoing);
 	return outgoing;
 }
 
@@ -376,6 +301,8 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 	MptcpConn **incoming;
 	List	  **outgoing;
 	List	   *rows = NIL;
+	ListCell   *lc;
+	int			unclaimed = 0;
 
 	/*
 	 * The backend status is the transaction's snapshot, as pg_stat_activity
@@ -399,13 +326,15 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 		if (live_backend(&m, beentry) &&
 			(c = find_incoming(&m, beentry)) != NULL && c->pid == 0)
 		{
-			claim(&m, c, beentry->st_procpid);
+			c->pid = beentry->st_procpid;
 			incoming[i] = c;
 		}
 	}
 	outgoing = find_outgoing(&m, diag, num_backends, all_outgoing);
+	foreach(lc, diag->conns)
+		unclaimed += open_question(&m, lfirst(lc));
 	elog(DEBUG1, "mptcpinfo: %d sockets recorded by the server processes that opened them; %d MPTCP connections of the server's user held by no server process",
-		 m.nrecorded, m.unclaimed);
+		 m.nrecorded, unclaimed);
 
 	for (int i = 1; i <= num_backends; i++)
 	{
@@ -416,7 +345,6 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 		int			nrows = list_length(rows);
 		uint8		addr[16];
 		uint16		port;
-		ListCell   *lc;
 
 		CHECK_FOR_INTERRUPTS();
 

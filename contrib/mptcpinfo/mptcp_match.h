@@ -37,4 +37,14 @@ typedef struct MptcpRow
  */
 extern List *mptcp_match_rows(MptcpDiag *diag, bool all_outgoing);
 
+/*
+ * The report path (mptcp_report.c): give each backend of the snapshot
+ * (index 1 to num_backends) the connections of "diag" that it recorded as
+ * it opened them, appended to outgoing[index], their pid set; with
+ * all_outgoing false, walreceivers only.  Returns how many sockets the
+ * processes recorded, -1 if they record none (mptcpinfo not preloaded).
+ */
+extern int	mptcp_report_claim_opened(MptcpDiag *diag, int num_backends,
+									  bool all_outgoing, List **outgoing);
+
 #endif							/* MPTCP_MATCH_H */

@@ -121,43 +121,61 @@ recv_from_kernel(int fd, char *buf)
 	}
 }
 
-bool
-mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
-					  void *arg, int max_answers)
+/*
+ * Send nreqs requests, laid out in reqs as mptcp_netlink_batch() says, in
+ * one datagram, and pass each answer to cb until every request has had its
+ * last: a dump's NLMSG_DONE, another request's one answer, or an error
+ * (given to cb as nlh NULL and the kernel's errno; 0 acknowledges).
+ * Returns false with errno set if the kernel does not answer them all, or
+ * sends more than max_answers; *interrupted says whether a dump was
+ * interrupted by a change.  Closes fd behind an ERROR of cb.
+ */
+static bool
+exchange(int fd, char *reqs, int nreqs, NetlinkBatchCallback cb, void *arg,
+		 int max_answers, bool *interrupted)
 {
 	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-	bool		dump = (req->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
+	bool		dump = (((struct nlmsghdr *) reqs)->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
+	uint32		first_seq = netlink_seq + 1;
+	size_t		total = 0;
 	char	   *buf = netlink_buffer();
-	bool		done = false;
-	bool		ok = true;
-	bool		interrupted = false;
+	int			finished = 0;
 	int			answers = 0;
+	bool		ok = true;
 
-	req->nlmsg_seq = ++netlink_seq;
-	if (sendto(fd, req, req->nlmsg_len, 0,
+	Assert(nreqs == 1 || !dump);
+	for (int i = 0; i < nreqs; i++)
+	{
+		struct nlmsghdr *req = (struct nlmsghdr *) (reqs + total);
+
+		req->nlmsg_seq = ++netlink_seq;
+		total += NLMSG_ALIGN(req->nlmsg_len);
+	}
+	*interrupted = false;
+	if (sendto(fd, reqs, total, 0,
 			   (struct sockaddr *) &kernel, sizeof(kernel)) < 0)
 		return false;
 
 	PG_TRY();
 	{
-		while (!done && ok)
+		while (finished < nreqs && ok)
 		{
 			ssize_t		len = recv_from_kernel(fd, buf);
 			struct nlmsghdr *nlh;
 
-			if (len < 0)
-			{
-				ok = false;
-				break;
-			}
-			for (nlh = (struct nlmsghdr *) buf; NLMSG_OK(nlh, len);
+			ok = (len >= 0);
+			for (nlh = (struct nlmsghdr *) buf; ok && NLMSG_OK(nlh, len);
 				 nlh = NLMSG_NEXT(nlh, len))
 			{
-				if (nlh->nlmsg_seq != req->nlmsg_seq)
+				uint32		index = nlh->nlmsg_seq - first_seq;
+				const struct nlmsgerr *err = NLMSG_DATA(nlh);
+
+				/* (unsigned: a sequence number below first_seq is large) */
+				if (index >= (uint32) nreqs)
 					continue;
 				/* the table changed under the dump: it may miss entries */
 				if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
-					interrupted = true;
+					*interrupted = true;
 				if (nlh->nlmsg_type == NLMSG_DONE)
 				{
 					/* a dump that failed midway says so here */
@@ -167,38 +185,28 @@ mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 						errno = -*(int *) NLMSG_DATA(nlh);
 						ok = false;
 					}
-					done = true;
-					break;
+					finished++;
 				}
-				if (nlh->nlmsg_type == NLMSG_ERROR)
+				else if (nlh->nlmsg_type == NLMSG_ERROR)
 				{
-					const struct nlmsgerr *err = NLMSG_DATA(nlh);
-
 					if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(err->error)))
 					{
 						errno = EPROTO;
 						ok = false;
 					}
 					else
-					{
-						/* an error of 0 acknowledges the request */
-						errno = err->error ? -err->error : 0;
-						ok = (err->error == 0);
-					}
-					done = true;
-					break;
+						cb(NULL, index, -err->error, arg);
+					finished++;
 				}
-				if (++answers > max_answers)
+				else if (++answers > max_answers)
 				{
 					errno = EMSGSIZE;
 					ok = false;
-					break;
 				}
-				cb(nlh, arg);
-				if (!dump)
+				else
 				{
-					done = true;
-					break;
+					cb(nlh, index, 0, arg);
+					finished += !dump;
 				}
 			}
 		}
@@ -209,83 +217,50 @@ mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	if (ok && interrupted)
-	{
-		errno = EINTR;
-		ok = false;
-	}
 	return ok;
+}
+
+/* a request's callback, and the error that ended it */
+typedef struct OneRequest
+{
+	NetlinkCallback cb;
+	void	   *arg;
+	int			error;
+} OneRequest;
+
+static void
+one_answer(const struct nlmsghdr *nlh, int index, int error, void *arg)
+{
+	OneRequest *one = arg;
+
+	if (nlh != NULL)
+		one->cb(nlh, one->arg);
+	else
+		one->error = error;
+}
+
+bool
+mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
+					  void *arg, int max_answers)
+{
+	OneRequest	one = {cb, arg, 0};
+	bool		interrupted;
+
+	if (!exchange(fd, (char *) req, 1, one_answer, &one, max_answers,
+				  &interrupted))
+		return false;
+	errno = one.error != 0 ? one.error : EINTR;
+	return one.error == 0 && !interrupted;
 }
 
 bool
 mptcp_netlink_batch(int fd, char *reqs, int nreqs, NetlinkBatchCallback cb,
 					void *arg)
 {
-	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-	uint32		first_seq = netlink_seq + 1;
-	size_t		total = 0;
-	char	   *buf = netlink_buffer();
-	int			answered = 0;
-	bool		ok = true;
+	bool		interrupted;
 
 	Assert(nreqs > 0);
-	for (int i = 0; i < nreqs; i++)
-	{
-		struct nlmsghdr *req = (struct nlmsghdr *) (reqs + total);
-
-		Assert(!(req->nlmsg_flags & (NLM_F_DUMP | NLM_F_ACK)));
-		req->nlmsg_seq = ++netlink_seq;
-		total += NLMSG_ALIGN(req->nlmsg_len);
-	}
-	if (sendto(fd, reqs, total, 0,
-			   (struct sockaddr *) &kernel, sizeof(kernel)) < 0)
-		return false;
-
-	PG_TRY();
-	{
-		while (answered < nreqs && ok)
-		{
-			ssize_t		len = recv_from_kernel(fd, buf);
-			struct nlmsghdr *nlh;
-
-			if (len < 0)
-			{
-				ok = false;
-				break;
-			}
-			for (nlh = (struct nlmsghdr *) buf; NLMSG_OK(nlh, len);
-				 nlh = NLMSG_NEXT(nlh, len))
-			{
-				uint32		index = nlh->nlmsg_seq - first_seq;
-
-				/* (unsigned: a sequence number below first_seq is large) */
-				if (index >= (uint32) nreqs)
-					continue;
-				answered++;
-				if (nlh->nlmsg_type == NLMSG_ERROR)
-				{
-					const struct nlmsgerr *err = NLMSG_DATA(nlh);
-
-					if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(err->error)))
-					{
-						errno = EPROTO;
-						ok = false;
-						break;
-					}
-					cb(NULL, index, -err->error, arg);
-				}
-				else if (nlh->nlmsg_type != NLMSG_DONE)
-					cb(nlh, index, 0, arg);
-			}
-		}
-	}
-	PG_CATCH();
-	{
-		close(fd);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	return ok;
+	return exchange(fd, reqs, nreqs, cb, arg, nreqs, &interrupted);
 }
 
 void

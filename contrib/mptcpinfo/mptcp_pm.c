@@ -29,6 +29,47 @@
 #include "libpq/mptcp.h"
 #include "mptcp_netlink.h"
 #include "mptcp_pm.h"
+#include "postmaster/postmaster.h"
+
+/*
+ * With a port, the kernel listens at the endpoint itself.  Without one,
+ * joins come to the endpoint's address at the server's own port, where an
+ * MPTCP socket must listen, bound to the address or to the wildcard
+ * address of a family that covers it.  The listeners cannot tell where the
+ * kernel could not list them (before Linux 5.19), nor where our own server
+ * listens with MPTCP and is not among them.
+ */
+bool
+mptcp_pm_accepts_joins(const MptcpEndpoint *ep, const MptcpDiag *listeners,
+					   bool *known)
+{
+	uint8		mapped[16];
+	bool		ours_listed = !listen_mptcp;
+	bool		joins = false;
+	ListCell   *lc;
+
+	*known = true;
+	if (ep->port != 0)
+		return true;
+	mptcp_addr_to_mapped(ep->family, ep->addr, mapped);
+	foreach(lc, listeners->listeners)
+	{
+		MptcpListener *l = lfirst(lc);
+
+		if (!l->mptcp || l->ends.local_port != PostPortNumber)
+			continue;
+		ours_listed = true;
+		if (memcmp(l->ends.local, mapped, 16) == 0 ||
+			(l->ends.family == AF_INET && ep->family == AF_INET &&
+			 memcmp(l->ends.local, mptcp_any4_mapped, 16) == 0) ||
+			(l->ends.family == AF_INET6 &&
+			 memcmp(l->ends.local, mptcp_any6_mapped, 16) == 0 &&
+			 (ep->family == AF_INET6 || !l->v6only)))
+			joins = true;
+	}
+	*known = listeners->listeners_read && ours_listed;
+	return joins;
+}
 
 #ifdef USE_MPTCP
 #include <linux/genetlink.h>

@@ -13,6 +13,7 @@
 #ifndef MPTCP_PM_H
 #define MPTCP_PM_H
 
+#include "mptcp_diag.h"
 #include "nodes/pg_list.h"
 
 /* endpoint flags, as the kernel numbers them (MPTCP_PM_ADDR_FLAG_*) */
@@ -39,5 +40,12 @@ typedef struct MptcpEndpoint
  */
 extern bool mptcp_pm_endpoints(List **endpoints);
 extern bool mptcp_pm_limits(uint32 *subflows, uint32 *add_addr_accepted);
+
+/*
+ * Can peers join at signal endpoint ep?  *known is false where "listeners"
+ * (read with MPTCP_DIAG_LISTENERS) cannot tell.
+ */
+extern bool mptcp_pm_accepts_joins(const MptcpEndpoint *ep,
+								   const MptcpDiag *listeners, bool *known);
 
 #endif							/* MPTCP_PM_H */

@@ -16,7 +16,7 @@
  * waits for its client, such a process lists the subflows of its client's
  * connection and of the connections it opened itself, writes them in its
  * slot of shared memory and wakes the askers (a condition variable,
- * broadcast).  The figures themselves still come from the asker's own dump.
+ * broadcast).  The figures come from the asker's lookups of those sockets.
  *
  * Which connections a process opened, nothing else tells: the dumps do not
  * say who holds a socket.  So each process records its own in its slot as
@@ -66,6 +66,8 @@
 #include "storage/procarray.h"
 #include "storage/procsignal.h"
 #include "storage/shmem.h"
+#include "utils/backend_status.h"
+#include "utils/hsearch.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -483,17 +485,18 @@ mptcp_report_init(void)
 #endif
 }
 
-int
-mptcp_report_opened(MptcpOpenedSocket **sockets)
+/* the MPTCP sockets that running server processes recorded, by inode */
+static HTAB *
+opened_sockets(int *nrecorded)
 {
-	int			n = 0;
-	int			room = 16;
+	HTAB	   *by_inode = NULL;
+	HASHCTL		ctl;
 	SlotCopy	copy;
 
-	*sockets = NULL;
-	if (report_shared == NULL)
-		return -1;
-	*sockets = palloc(sizeof(MptcpOpenedSocket) * room);
+	*nrecorded = 0;
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = sizeof(MptcpOpenedSocket);
+	ctl.hcxt = CurrentMemoryContext;
 	for (int s = 0; s < report_shared->nslots; s++)
 	{
 		ReportSlot *slot = &report_shared->slots[s];
@@ -508,16 +511,68 @@ mptcp_report_opened(MptcpOpenedSocket **sockets)
 		{
 			if (copy.opened[i] == 0)
 				continue;
-			if (n == room)
-			{
-				room *= 2;
-				*sockets = repalloc(*sockets, sizeof(MptcpOpenedSocket) * room);
-			}
-			(*sockets)[n].pid = copy.opened_pid;
-			(*sockets)[n++].inode = copy.opened[i];
+			if (by_inode == NULL)
+				by_inode = hash_create("mptcpinfo opened sockets", 64, &ctl,
+									   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+			((MptcpOpenedSocket *) hash_search(by_inode, &copy.opened[i],
+											   HASH_ENTER, NULL))->pid = copy.opened_pid;
+			(*nrecorded)++;
 		}
 	}
-	return n;
+	return by_inode;
+}
+
+/* a backend of the snapshot, by pid */
+typedef struct PidEntry
+{
+	int			pid;
+	int			index;			/* of its backend status entry */
+} PidEntry;
+
+int
+mptcp_report_claim_opened(MptcpDiag *diag, int num_backends,
+						  bool all_outgoing, List **outgoing)
+{
+	int			nrecorded;
+	HTAB	   *by_inode;
+	HTAB	   *by_pid;
+	HASHCTL		ctl;
+	ListCell   *lc;
+
+	if (report_shared == NULL)
+		return -1;
+	if ((by_inode = opened_sockets(&nrecorded)) == NULL)
+		return nrecorded;
+	ctl.keysize = sizeof(int);
+	ctl.entrysize = sizeof(PidEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	by_pid = hash_create("mptcpinfo pids", Max(num_backends, 16), &ctl,
+						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	for (int i = 1; i <= num_backends; i++)
+	{
+		PgBackendStatus *beentry =
+			&pgstat_get_local_beentry_by_index(i)->backendStatus;
+
+		if (beentry->st_procpid != 0 &&
+			(all_outgoing || beentry->st_backendType == B_WAL_RECEIVER))
+			((PidEntry *) hash_search(by_pid, &beentry->st_procpid,
+									  HASH_ENTER, NULL))->index = i;
+	}
+	foreach(lc, diag->conns)
+	{
+		MptcpConn  *c = lfirst(lc);
+		MptcpOpenedSocket *o;
+		PidEntry   *p;
+
+		/* (inode 0: an orphan, closing after its process let it go) */
+		if (c->pid != 0 || c->inode == 0 ||
+			(o = hash_search(by_inode, &c->inode, HASH_FIND, NULL)) == NULL ||
+			(p = hash_search(by_pid, &o->pid, HASH_FIND, NULL)) == NULL)
+			continue;
+		c->pid = o->pid;
+		outgoing[p->index] = lappend(outgoing[p->index], c);
+	}
+	return nrecorded;
 }
 
 /* the slot of a server process, or -1 */
@@ -723,6 +778,32 @@ mptcp_report_collect(int npids, const int *pids, MptcpReportStats *stats)
 	return reports;
 }
 
+/* why reports did not describe some connections, for the NOTICEs */
+typedef enum Unreported
+{
+	UNREPORTED_NOT_LOADED,
+	UNREPORTED_NO_ANSWER,
+	UNREPORTED_FAILED,
+	UNREPORTED_UNSUPPORTED,
+	UNREPORTED_REASONS,
+} Unreported;
+
+static int
+unreported_errdetail(Unreported why)
+{
+	switch (why)
+	{
+		case UNREPORTED_NOT_LOADED:
+			return errdetail("Before Linux 6.15, the kernel shows the subflows of a connection without privileges only to the process that holds it, and mptcpinfo asks that process only when it is loaded at server start.");
+		case UNREPORTED_NO_ANSWER:
+			return errdetail("The server processes holding them did not answer within the time allowed.");
+		case UNREPORTED_FAILED:
+			return errdetail("Asking the kernel about them failed: %m.");
+		default:
+			return errdetail("The kernel describes the subflows of a connection to the process holding it from Linux 5.16 on.");
+	}
+}
+
 void
 mptcp_report_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 					  MptcpReportStats *stats)
@@ -735,6 +816,9 @@ mptcp_report_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 	const MptcpSockEnds **ends;
 	MptcpSubflow **found;
 	MptcpReport **reports;
+	int			unreported[UNREPORTED_REASONS] = {0};
+	int			failed_errno = 0;
+	int			ntruncated = 0;
 
 	/* (a process's connections are adjacent: pids[] follows them) */
 	for (int k = 0; k < n; k++)
@@ -763,16 +847,23 @@ mptcp_report_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 		for (int i = 0; i < rep->nsubflows; i++)
 			if (rep->subflows[i].inode == conns[k].row->conn->inode)
 				ends[nends++] = &rep->subflows[i].ends;
-		conns[k].truncated = rep->nmissing > 0;
-		conns[k].sys_errno = rep->sys_errno;
-		conns[k].unknown = first[k] < nends ? SUBFLOWS_KNOWN :
-			rep->status == MPTCP_REPORT_NOT_LOADED ? SUBFLOWS_NOT_LOADED :
-			rep->status == MPTCP_REPORT_NO_ANSWER ? SUBFLOWS_NO_ANSWER :
-			rep->status == MPTCP_REPORT_FAILED ? SUBFLOWS_FAILED :
-			rep->status == MPTCP_REPORT_GONE ? SUBFLOWS_CLOSED :
-			rep->nunsupported > 0 ? SUBFLOWS_UNSUPPORTED :
-			rep->nmissing > 0 ? SUBFLOWS_TRUNCATED :
-			SUBFLOWS_CLOSED;	/* since we looked */
+		ntruncated += (rep->nmissing > 0);
+		conns[k].unknown = SUBFLOWS_UNREPORTED;
+		if (first[k] < nends)
+			conns[k].unknown = SUBFLOWS_KNOWN;
+		else if (rep->status == MPTCP_REPORT_NOT_LOADED)
+			unreported[UNREPORTED_NOT_LOADED]++;
+		else if (rep->status == MPTCP_REPORT_NO_ANSWER)
+			unreported[UNREPORTED_NO_ANSWER]++;
+		else if (rep->status == MPTCP_REPORT_FAILED)
+		{
+			unreported[UNREPORTED_FAILED]++;
+			failed_errno = rep->sys_errno;
+		}
+		else if (rep->status == MPTCP_REPORT_OK && rep->nunsupported > 0)
+			unreported[UNREPORTED_UNSUPPORTED]++;
+		else if (rep->status == MPTCP_REPORT_GONE || rep->nmissing == 0)
+			conns[k].unknown = SUBFLOWS_CLOSED; /* since we looked */
 	}
 	first[n] = nends;
 	found = palloc(sizeof(MptcpSubflow *) * (nends + 1));
@@ -792,4 +883,25 @@ mptcp_report_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 			conns[k].subflows = lappend(conns[k].subflows, s);
 		}
 	}
+
+	for (int i = 0; i < UNREPORTED_REASONS; i++)
+	{
+		if (unreported[i] == 0)
+			continue;
+		errno = failed_errno;
+		ereport(NOTICE,
+				(errmsg_plural("subflows of %d MPTCP connection cannot be shown",
+							   "subflows of %d MPTCP connections cannot be shown",
+							   unreported[i], unreported[i]),
+				 unreported_errdetail((Unreported) i),
+				 i == UNREPORTED_NOT_LOADED ?
+				 errhint("Add \"mptcpinfo\" to \"shared_preload_libraries\" and restart the server.") : 0));
+	}
+	if (ntruncated > 0)
+		ereport(NOTICE,
+				(errmsg_plural("not all subflows of %d server process are shown",
+							   "not all subflows of %d server processes are shown",
+							   ntruncated, ntruncated),
+				 errdetail("A process reports at most %d subflows.",
+						   MPTCP_REPORT_MAX_SUBFLOWS)));
 }

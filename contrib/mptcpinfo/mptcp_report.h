@@ -57,30 +57,14 @@ typedef struct MptcpReport
  */
 #define MPTCP_REPORT_MAX_OPENED 16
 
-/* a socket that a server process opened and still holds */
+/* a socket that a server process opened and still holds, by inode */
 typedef struct MptcpOpenedSocket
 {
-	int			pid;
 	uint64		inode;
+	int			pid;
 } MptcpOpenedSocket;
-
-/* what one call of mptcp_report_collect() did, for a DEBUG1 line */
-typedef struct MptcpReportStats
-{
-	int			asked;			/* processes sent a request */
-	int			reused;			/* recent reports used as they were */
-	int			joined;			/* requests of another asker waited for */
-	int			gone;			/* processes that exited meanwhile */
-} MptcpReportStats;
 
 /* at shared_preload_libraries time: room for the reports, and the hook */
 extern void mptcp_report_init(void);
-
-/*
- * The MPTCP sockets that running server processes opened, as each recorded
- * them when it opened them (mptcp_opened_hook), into *sockets; returns how
- * many, or -1 without mptcpinfo in shared_preload_libraries.
- */
-extern int	mptcp_report_opened(MptcpOpenedSocket **sockets);
 
 #endif							/* MPTCP_REPORT_H_CONTRIB */

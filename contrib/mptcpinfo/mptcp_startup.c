@@ -111,6 +111,8 @@ check_endpoints(List *endpoints)
 	{
 		MptcpEndpoint *ep = lfirst(lc);
 		char	   *addr;
+		bool		known;
+		bool		joins;
 
 		/* with a port, the kernel itself listens there */
 		if (!(ep->flags & MPTCP_ENDP_SIGNAL) || ep->port != 0 ||
@@ -120,18 +122,17 @@ check_endpoints(List *endpoints)
 		{
 			listeners = mptcp_diag_read(MPTCP_DIAG_LISTENERS);
 			mptcp_diag_close(listeners);
-			/* never warn, nor advise anything, on what we could not read */
-			if (!mptcp_diag_listeners_known(listeners, listen_mptcp,
-											PostPortNumber))
-			{
-				ereport(LOG,
-						(errmsg("could not check whether the MPTCP signal endpoints accept joins"),
-						 errdetail("The kernel does not list the server's MPTCP listening sockets to it (Linux 5.19 and later do).")));
-				return;
-			}
 		}
-		if (mptcp_diag_accepts_joins(listeners, ep->family, ep->addr,
-									 PostPortNumber))
+		joins = mptcp_pm_accepts_joins(ep, listeners, &known);
+		/* never warn, nor advise anything, on what we could not read */
+		if (!known)
+		{
+			ereport(LOG,
+					(errmsg("could not check whether the MPTCP signal endpoints accept joins"),
+					 errdetail("The kernel does not list the server's MPTCP listening sockets to it (Linux 5.19 and later do).")));
+			return;
+		}
+		if (joins)
 			continue;
 		addr = endpoint_address(ep);
 		ereport(WARNING,

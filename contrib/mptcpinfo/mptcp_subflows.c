@@ -24,7 +24,6 @@
 #include "funcapi.h"
 #include "mptcp_diag.h"
 #include "mptcp_match.h"
-#include "mptcp_report.h"
 #include "mptcp_subflows.h"
 #include "mptcpinfo.h"
 #include "utils/builtins.h"
@@ -120,57 +119,20 @@ emit_found_subflow(ReturnSetInfo *rsinfo, int pid, uint32 token,
 				 s->flags_known, s->flags, s->congestion_control);
 }
 
-/* the connections that "unknown" keeps from being shown, and its NOTICE */
+/* say why the dump does not describe some connections */
 static void
-report_unknown(ConnSubflows *conns, int n, SubflowsUnknown unknown)
+report_not_dumped(ConnSubflows *conns, int n)
 {
 	int			count = 0;
-	int			sys_errno = 0;
-	const char *detail = NULL;
 
 	for (int k = 0; k < n; k++)
-	{
-		if (conns[k].unknown != unknown)
-			continue;
-		count++;
-		sys_errno = conns[k].sys_errno;
-	}
-	if (count == 0)
-		return;
-	switch (unknown)
-	{
-		case SUBFLOWS_NOT_DUMPED:
-			detail = _("Before Linux 6.15, the kernel describes the subflows of a connection only to the process that holds it, or with the CAP_NET_ADMIN capability.");
-			break;
-		case SUBFLOWS_NOT_LOADED:
-			detail = _("Before Linux 6.15, the kernel shows the subflows of a connection without privileges only to the process that holds it, and mptcpinfo asks that process only when it is loaded at server start.");
-			break;
-		case SUBFLOWS_NO_ANSWER:
-			detail = _("The server processes holding them did not answer within the time allowed.");
-			break;
-		case SUBFLOWS_FAILED:
-			errno = sys_errno;
-			ereport(NOTICE,
-					(errmsg_plural("subflows of %d MPTCP connection cannot be shown",
-								   "subflows of %d MPTCP connections cannot be shown",
-								   count, count),
-					 errdetail("Asking the kernel about them failed: %m.")));
-			return;
-		case SUBFLOWS_UNSUPPORTED:
-			detail = _("The kernel describes the subflows of a connection to the process holding it from Linux 5.16 on.");
-			break;
-		case SUBFLOWS_KNOWN:
-		case SUBFLOWS_CLOSED:
-		case SUBFLOWS_TRUNCATED:	/* (said below) */
-			return;
-	}
-	ereport(NOTICE,
-			(errmsg_plural("subflows of %d MPTCP connection cannot be shown",
-						   "subflows of %d MPTCP connections cannot be shown",
-						   count, count),
-			 errdetail_internal("%s", detail),
-			 unknown == SUBFLOWS_NOT_LOADED ?
-			 errhint("Add \"mptcpinfo\" to \"shared_preload_libraries\" and restart the server.") : 0));
+		count += (conns[k].unknown == SUBFLOWS_NOT_DUMPED);
+	if (count > 0)
+		ereport(NOTICE,
+				(errmsg_plural("subflows of %d MPTCP connection cannot be shown",
+							   "subflows of %d MPTCP connections cannot be shown",
+							   count, count),
+				 errdetail("Before Linux 6.15, the kernel describes the subflows of a connection only to the process holding it, or with the CAP_NET_ADMIN capability.")));
 }
 
 /*
@@ -192,7 +154,6 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 	int			nlooked_up = 0;
 	int			ndumped = 0;
 	int			nundescribed = 0;
-	int			ntruncated = 0;
 	MptcpReportStats stats = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -256,18 +217,9 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 			emit_found_subflow(rsinfo, pid, token, lfirst(lc));
 		if (conns[k].unknown > SUBFLOWS_CLOSED)
 			emit_subflow(rsinfo, pid, token, NULL, NULL, 0, false, 0, NULL);
-		ntruncated += conns[k].truncated;
 	}
 	mptcp_lookup_remember(conns, n);
-	for (int u = SUBFLOWS_NOT_DUMPED; u <= SUBFLOWS_UNSUPPORTED; u++)
-		report_unknown(conns, n, (SubflowsUnknown) u);
-	if (ntruncated > 0)
-		ereport(NOTICE,
-				(errmsg_plural("not all subflows of %d server process are shown",
-							   "not all subflows of %d server processes are shown",
-							   ntruncated, ntruncated),
-				 errdetail("A process reports at most %d subflows.",
-						   MPTCP_REPORT_MAX_SUBFLOWS)));
+	report_not_dumped(conns, n);
 	return (Datum) 0;
 }
 

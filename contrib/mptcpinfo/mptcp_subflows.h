@@ -29,12 +29,8 @@ typedef enum SubflowsUnknown
 {
 	SUBFLOWS_KNOWN,				/* they are: "subflows" */
 	SUBFLOWS_CLOSED,			/* it closed meanwhile: no row */
-	SUBFLOWS_TRUNCATED,			/* its subflows did not fit a report */
 	SUBFLOWS_NOT_DUMPED,		/* the dump does not describe them */
-	SUBFLOWS_NOT_LOADED,		/* its process cannot be asked */
-	SUBFLOWS_NO_ANSWER,			/* its process did not answer in time */
-	SUBFLOWS_FAILED,			/* its process could not read them: sys_errno */
-	SUBFLOWS_UNSUPPORTED,		/* the kernel does not describe them to it */
+	SUBFLOWS_UNREPORTED,		/* nor its process: mptcp_report.c said why */
 } SubflowsUnknown;
 
 /* one connection of pg_stat_mptcp_subflows and what is found of it */
@@ -42,11 +38,18 @@ typedef struct ConnSubflows
 {
 	MptcpRow   *row;
 	SubflowsUnknown unknown;
-	int			sys_errno;
-	bool		truncated;		/* not all its subflows fitted a report */
 	List	   *subflows;		/* MptcpSubflow *; one with state 0 closed
 								 * since it was reported: its ends only */
 } ConnSubflows;
+
+/* what asking the processes did, for the DEBUG1 line of a query */
+typedef struct MptcpReportStats
+{
+	int			asked;			/* processes sent a request */
+	int			reused;			/* recent reports used as they were */
+	int			joined;			/* requests of another asker waited for */
+	int			gone;			/* processes that exited meanwhile */
+} MptcpReportStats;
 
 /*
  * Look up the subflows of conns (all SUBFLOWS_NOT_DUMPED) by their ends
@@ -63,12 +66,11 @@ extern void mptcp_lookup_remember(ConnSubflows *conns, int n);
 
 /*
  * Ask the processes holding the connections still SUBFLOWS_NOT_DUMPED which
- * TCP sockets are theirs, and look those up; the reason goes to "unknown"
- * where that fails.  Its DEBUG1 figures go to "stats".
+ * TCP sockets are theirs, and look those up; where that fails, the
+ * connection is SUBFLOWS_UNREPORTED and a NOTICE says why.
  */
-struct MptcpReportStats;
 extern void mptcp_report_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
-								  struct MptcpReportStats *stats);
+								  MptcpReportStats *stats);
 
 /* how many subflows c has, the initial one included; -1 if not said */
 static inline int

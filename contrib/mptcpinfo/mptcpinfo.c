@@ -20,8 +20,15 @@
  * else it is NULL.
  *
  * This file holds the module's start (_PG_init), the SQL entry points of
- * pg_stat_mptcp and what turns the kernel's answers into its rows;
- * mptcp_config.c those of the namespace's configuration.
+ * pg_stat_mptcp and what turns the kernel's answers into its rows.  The
+ * module has three layers:
+ * - the views: this file, mptcp_subflows.c, mptcp_lookup.c (which spares
+ *	 the dump), mptcp_match.c, mptcp_diag.c and mptcp_netlink.c;
+ * - the diagnostics: mptcp_config.c (the namespace's configuration, over
+ *	 mptcp_pm.c, mptcp_proc.c and mptcp_route.c) and mptcp_startup.c;
+ * - the report path for kernels before 6.15, over core's hooks:
+ *	 mptcp_report.c, which the views call at two points only,
+ *	 mptcp_report_opened() and mptcp_report_subflows().
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
