@@ -78,49 +78,50 @@ item_cmp(const ListCell *a, const ListCell *b)
 				  ((MptcpProcItem *) lfirst(b))->name);
 }
 
+/* a sysctl "name" of the file "path", its value as sysctl(8) shows it */
+static MptcpProcItem *
+read_sysctl(const char *path, char *name)
+{
+	MptcpProcItem *item = palloc0(sizeof(MptcpProcItem));
+	char		buf[MAX_SYSCTL_VALUE];
+	int			len = read_small_file(path, buf, MAX_SYSCTL_VALUE);
+
+	item->name = name;
+	/* (without the final newline) */
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		buf[--len] = '\0';
+	if (len >= 0)
+		item->value = pstrdup(buf);
+	return item;
+}
+
 List *
 mptcp_proc_sysctls(void)
 {
 	List	   *result = NIL;
 	DIR		   *dir;
 	struct dirent *de;
-	char	   *buf = palloc(MAX_SYSCTL_VALUE);
+	char		path[MAXPGPATH];
 
 	dir = AllocateDir(SYSCTL_DIR);
 	while ((de = ReadDirExtended(dir, SYSCTL_DIR, DEBUG1)) != NULL)
 	{
-		char		path[MAXPGPATH];
-		MptcpProcItem *item;
-		int			len;
-
 		CHECK_FOR_INTERRUPTS();
 
 		if (de->d_name[0] == '.')
 			continue;
 		if (list_length(result) >= MAX_SYSCTLS)
 			break;
-		item = palloc0(sizeof(MptcpProcItem));
-		item->name = psprintf("net.mptcp.%s", de->d_name);
 		snprintf(path, sizeof(path), "%s/%s", SYSCTL_DIR, de->d_name);
-		len = read_small_file(path, buf, MAX_SYSCTL_VALUE);
-		if (len >= 0)
-		{
-			/* as sysctl(8) shows it: without the final newline */
-			while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
-				buf[--len] = '\0';
-			item->value = pstrdup(buf);
-		}
-		result = lappend(result, item);
+		result = lappend(result, read_sysctl(path, psprintf("net.mptcp.%s", de->d_name)));
 	}
 	if (dir)
 		FreeDir(dir);
 
-	/* the TCP sysctls that matter to MPTCP connections */
+	/* the TCP sysctls that matter to MPTCP connections, if they can be read */
 	for (int i = 0; i < lengthof(tcp_sysctls); i++)
 	{
 		MptcpProcItem *item;
-		char		path[MAXPGPATH];
-		int			len;
 
 		snprintf(path, sizeof(path), "/proc/sys/%s", tcp_sysctls[i]);
 		for (char *p = path + strlen("/proc/sys/"); *p; p++)
@@ -128,18 +129,11 @@ mptcp_proc_sysctls(void)
 			if (*p == '.')
 				*p = '/';
 		}
-		len = read_small_file(path, buf, MAX_SYSCTL_VALUE);
-		if (len < 0)
-			continue;
-		while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
-			buf[--len] = '\0';
-		item = palloc0(sizeof(MptcpProcItem));
-		item->name = pstrdup(tcp_sysctls[i]);
-		item->value = pstrdup(buf);
-		result = lappend(result, item);
+		item = read_sysctl(path, pstrdup(tcp_sysctls[i]));
+		if (item->value != NULL)
+			result = lappend(result, item);
 	}
 
-	pfree(buf);
 	list_sort(result, item_cmp);
 	return result;
 }
