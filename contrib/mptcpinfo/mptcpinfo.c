@@ -28,7 +28,7 @@
  *	 mptcp_pm.c, mptcp_proc.c and mptcp_route.c) and mptcp_startup.c;
  * - the report path for kernels before 6.15, over core's hooks:
  *	 mptcp_report.c, which the views call at two points only,
- *	 mptcp_report_opened() and mptcp_report_subflows().
+ *	 mptcp_report_claim_opened() and mptcp_report_subflows().
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *

@@ -77,7 +77,7 @@ series_check() {
 # reviewer of that thread would run them.
 cmd_verify_export() {
 	[ -n "${EXPORT_SPLIT:-}" ] || { echo "$PG_MAJOR is exported as one thread (no EXPORT_SPLIT)"; return 0; }
-	local dir=$WORKDIR/verify-export part name suites s n results
+	local dir=$WORKDIR/verify-export part name n patches
 	local log=$dir/build/meson-logs/testlog.json
 	export PG_TEST_EXTRA=${PG_TEST_EXTRA-mptcp}
 	rm -rf "$dir/threads"
@@ -92,33 +92,48 @@ cmd_verify_export() {
 	own_workspace
 	for part in $EXPORT_SPLIT; do
 		name=${part%%:*}
-		(cd "$dir/pg" && git -c safe.directory='*' -c user.name=verify -c user.email=verify@localhost \
-			am -q --no-3way $(ls "$dir/threads/$name"/*.patch | grep -v -e '-0000-cover-letter.patch$')) ||
-			die "verify-export: thread $name does not apply with git am"
-		is_root && chown -R "$TEST_USER:" "$dir"
-		n=$(ls "$dir/threads/$name" | grep -vc -e '-0000-cover-letter.patch$')
-		if [ ! -f "$dir/build/build.ninja" ]; then
-			as_tester meson setup "$dir/build" "$dir/pg" "${MESON_OPTS[@]}" -Ddocs=enabled \
-				-DPG_TEST_EXTRA="$PG_TEST_EXTRA" >"$dir/setup.log" 2>&1 ||
-				{ tail -20 "$dir/setup.log"; die "verify-export: meson setup failed"; }
+		patches=($(ls "$dir/threads/$name"/*.patch | grep -v -e '-0000-cover-letter.patch$'))
+		# (EXPORT_VERIFY_EACH: threads whose every patch is built and
+		# tested on its own, on top of the ones before it)
+		if grep -qw -- "$name" <<<"${EXPORT_VERIFY_EACH:-}"; then
+			for n in "${!patches[@]}"; do
+				verify_export_step "$name" "$name patch $((n + 1))" "${patches[n]}"
+			done
+		else
+			verify_export_step "$name" "thread $name" "${patches[@]}"
 		fi
-		as_tester ninja -C "$dir/build" all doc/src/sgml/postgres-full.xml >"$dir/ninja-$name.log" 2>&1 ||
-			{ tail -20 "$dir/ninja-$name.log"; die "verify-export: thread $name does not build"; }
-		# (the suites of the files its patches touch)
-		suites=(--suite setup)
-		for s in mptcp mptcpinfo libpq; do
-			grep -q -e "^+++ b/src/test/$s/" -e "^+++ b/contrib/$s/" -e "^+++ b/src/interfaces/$s/" \
-				"$dir/threads/$name"/*.patch &&
-				suites+=(--suite "$s")
-		done
-		[ "$name" != monitoring ] || [ "$(ls "$dir/pg/contrib/mptcpinfo"/mptcpinfo--*.sql | wc -l)" = 1 ] ||
-			die "verify-export: the monitoring thread has more than one SQL script"
-		rm -f "$log"
-		as_tester meson test -C "$dir/build" --no-rebuild --print-errorlogs "${suites[@]}" >"$dir/test-$name.log" 2>&1 || true
-		results=$(test_results "$log") && [[ $results != "0 passed,"* ]] ||
-			{ grep -E '^ *[0-9]+/[0-9]+ ' "$dir/test-$name.log" | grep -v ' OK ' | head; die "verify-export: thread $name fails its tests"; }
-		echo "thread $name: $n patches, tests $results"
 	done
+}
+
+# verify_export_step THREAD LABEL PATCH...: "git am" the patches onto
+# $dir/pg, build with the docs, and run the suites of the files they touch.
+verify_export_step() {
+	local name=$1 label=$2 s results suites
+	shift 2
+	(cd "$dir/pg" && git -c safe.directory='*' -c user.name=verify -c user.email=verify@localhost \
+		am -q --no-3way "$@") ||
+		die "verify-export: $label does not apply with git am"
+	is_root && chown -R "$TEST_USER:" "$dir"
+	if [ ! -f "$dir/build/build.ninja" ]; then
+		as_tester meson setup "$dir/build" "$dir/pg" "${MESON_OPTS[@]}" -Ddocs=enabled \
+			-DPG_TEST_EXTRA="$PG_TEST_EXTRA" >"$dir/setup.log" 2>&1 ||
+			{ tail -20 "$dir/setup.log"; die "verify-export: meson setup failed"; }
+	fi
+	as_tester ninja -C "$dir/build" all doc/src/sgml/postgres-full.xml >"$dir/ninja-$name.log" 2>&1 ||
+		{ tail -20 "$dir/ninja-$name.log"; die "verify-export: $label does not build"; }
+	# (the suites of the files its patches touch)
+	suites=(--suite setup)
+	for s in mptcp mptcpinfo libpq; do
+		grep -q -e "^+++ b/src/test/$s/" -e "^+++ b/contrib/$s/" -e "^+++ b/src/interfaces/$s/" "$@" &&
+			suites+=(--suite "$s")
+	done
+	[ "$name" != monitoring ] || [ "$(ls "$dir/pg/contrib/mptcpinfo"/mptcpinfo--*.sql | wc -l)" = 1 ] ||
+		die "verify-export: the monitoring thread has more than one SQL script"
+	rm -f "$log"
+	as_tester meson test -C "$dir/build" --no-rebuild --print-errorlogs "${suites[@]}" >"$dir/test-$name.log" 2>&1 || true
+	results=$(test_results "$log") && [[ $results != "0 passed,"* ]] ||
+		{ grep -E '^ *[0-9]+/[0-9]+ ' "$dir/test-$name.log" | grep -v ' OK ' | head; die "verify-export: $label fails its tests"; }
+	echo "$label: $# patches, tests $results"
 }
 
 # "make install" gives the production build: -O2 and no assertions.

@@ -221,7 +221,7 @@ cmd_refresh() {
 
 # ---------------------------------------------------------------- export
 # The whole series, or, with EXPORT_SPLIT in upstream.conf (master), the
-# threads it is posted as: "core:1-3 monitoring:4-6" gives $out/core and
+# threads it is posted as: "core:1-3 monitoring:4-8" gives $out/core and
 # $out/monitoring, each numbered from 1 with its own cover letter
 # (patches/MAJOR/cover-letter-NAME), a later thread on top of the earlier
 # ones (its patches name them as prerequisite-patch-id).  Split threads
@@ -298,6 +298,121 @@ export_shape() {
 			"${sg[@]}" commit -q --no-verify --amend --cleanup=verbatim -F "$SERIES_DIR/export-message-$n"
 		fi
 	done
+	[ -n "${EXPORT_NO_LAYERS:-}" ] || [ ! -d "$SERIES_DIR/export-without-report" ] ||
+		export_report_last "$dir"
+}
+
+# export-layers: remake patches/MAJOR/export-without-*/ after mptcpinfo
+# changed: each layer's files are left out and its diffs applied (with
+# fuzz) to the exported contrib commit, then written back exactly.  A
+# diff that does not apply leaves its .rej in the scratch tree named, to
+# resolve there by hand and run again with EXPORT_LAYERS_KEEP=1.
+cmd_export_layers() {
+	local tmp=$WORKDIR/export-layers layer d f prev c
+	[ -d "$SERIES_DIR/export-without-report" ] || die "patches/$PG_MAJOR has no export layers"
+	[ -d "$TREE/.git" ] || cmd_apply
+	local sg=(git -c safe.directory='*' -c user.name=export -c user.email=export@localhost -C "$tmp")
+	if [ -z "${EXPORT_LAYERS_KEEP:-}" ]; then
+		EXPORT_NO_LAYERS=1 export_shape "$tmp"
+		for c in $("${sg[@]}" rev-list --reverse upstream..HEAD); do
+			"${sg[@]}" diff --quiet --diff-filter=A "$c^" "$c" -- contrib/mptcpinfo/mptcpinfo.control || prev=$c
+		done
+		"${sg[@]}" checkout -q --detach "$prev"
+	fi
+	for layer in report diagnostics; do
+		d=$SERIES_DIR/export-without-$layer
+		[ -d "$d" ] || continue
+		# (with EXPORT_LAYERS_KEEP, a layer resolved by hand is kept)
+		c=$("${sg[@]}" log --format=%H --grep="^without $layer\$" -1 HEAD)
+		if [ -z "$c" ]; then
+			local failed=
+			while read -r f; do
+				[ -z "$f" ] || "${sg[@]}" rm -rq -- "$f"
+			done <"$d/omit"
+			for f in $(cd "$d" && find . -name '*.diff' | sed 's|^\./||' | sort); do
+				(cd "$tmp" && patch -s -p1 -F3 --no-backup-if-mismatch <"$d/$f") || failed+=" $f"
+			done
+			[ -z "$failed" ] ||
+				die "export-layers: of export-without-$layer,$failed did not apply: resolve them in $tmp
+  (the .rej files), commit all there as \"without $layer\", and run again with EXPORT_LAYERS_KEEP=1"
+			"${sg[@]}" add -A
+			"${sg[@]}" commit -q --no-verify -m "without $layer"
+			c=$("${sg[@]}" rev-parse HEAD)
+		fi
+		prev=$c^
+		find "$d" -name '*.diff' -delete
+		"${sg[@]}" diff --name-only --diff-filter=D "$prev" "$c" >"$d/omit"
+		for f in $("${sg[@]}" diff --name-only --diff-filter=M "$prev" "$c"); do
+			mkdir -p "$d/$(dirname "$f")"
+			"${sg[@]}" diff "$prev" "$c" -- "$f" >"$d/$f.diff"
+		done
+		find "$d" -depth -type d -empty -delete
+		note "remade patches/$PG_MAJOR/export-without-$layer"
+	done
+}
+
+# export_report_last DIR: contrib/mptcpinfo posted in layers, the views
+# first, with no core change.  The commit before the contrib commit (core's
+# hooks) and the contrib commit become: the views; the diagnostics (if
+# patches/MAJOR/export-without-diagnostics exists); the hooks; the report
+# path, the only part that needs them.  patches/MAJOR/export-without-NAME
+# says how the contrib commit looks without a layer (without the report
+# path, then also without the diagnostics): "omit" lists the files left
+# out, PATH.diff turns a file into its version without the layer (exactly,
+# like an overlay diff), and "message" is the message of the patch that
+# adds the layer.  The views take the contrib commit's message.  The
+# commits after the contrib commit follow unchanged.
+export_report_last() {
+	local dir=$1
+	local sg=(git -c safe.directory='*' -c user.name=export -c user.email=export@localhost -C "$dir")
+	local commits i contrib=-1 hooks full prev tree c layers=(report)
+	[ ! -d "$SERIES_DIR/export-without-diagnostics" ] || layers+=(diagnostics)
+	commits=($("${sg[@]}" rev-list --reverse upstream..HEAD))
+	for i in "${!commits[@]}"; do
+		"${sg[@]}" diff --quiet --diff-filter=A "${commits[i]}^" "${commits[i]}" -- contrib/mptcpinfo/mptcpinfo.control || contrib=$i
+	done
+	[ "$contrib" -ge 2 ] || die "export: no commit after the hooks adds contrib/mptcpinfo"
+	hooks=${commits[contrib - 1]}
+	full=${commits[contrib]}
+	# (commit-tree with a commit's author and date, and a message)
+	as_commit() {
+		GIT_AUTHOR_NAME=$("${sg[@]}" log -1 --format=%an "$1") GIT_AUTHOR_EMAIL=$("${sg[@]}" log -1 --format=%ae "$1") \
+			GIT_AUTHOR_DATE=$("${sg[@]}" log -1 --format=%ad "$1") "${sg[@]}" commit-tree "$2" -p "$3" -F "$4"
+	}
+	# without HOOKS LAYER...: the contrib commit's tree without the layers,
+	# and without core's hooks unless HOOKS is "with-hooks"
+	without() {
+		local f d layer hooks_too=$1
+		shift
+		"${sg[@]}" checkout -q -f --detach "$full"
+		[ "$hooks_too" = with-hooks ] || "${sg[@]}" revert -n "$hooks" >/dev/null 2>&1 ||
+			die "export: the hooks do not come out of the contrib commit"
+		for layer in "$@"; do
+			layer=$SERIES_DIR/export-without-$layer
+			while read -r f; do
+				[ -z "$f" ] || "${sg[@]}" rm -rq -- "$f"
+			done <"$layer/omit"
+			for d in $(cd "$layer" && find . -name '*.diff' | sed 's|^\./||' | sort); do
+				"${sg[@]}" apply --index "$layer/$d" ||
+					die "export: patches/$PG_MAJOR/export-without-${layer##*-}/$d does not apply:
+  make it the diff from the exported file to its version without that layer"
+			done
+		done
+		"${sg[@]}" write-tree
+	}
+	tree=$(without without-hooks "${layers[@]}") || exit 1
+	prev=$(as_commit "$full" "$tree" "${commits[contrib - 2]}" <("${sg[@]}" log -1 --format=%B "$full"))
+	if [ ${#layers[@]} = 2 ]; then
+		tree=$(without without-hooks report) || exit 1
+		prev=$(as_commit "$full" "$tree" "$prev" "$SERIES_DIR/export-without-diagnostics/message")
+	fi
+	tree=$(without with-hooks report) || exit 1
+	prev=$(as_commit "$hooks" "$tree" "$prev" <("${sg[@]}" log -1 --format=%B "$hooks"))
+	prev=$(as_commit "$full" "$full^{tree}" "$prev" "$SERIES_DIR/export-without-report/message")
+	for c in "${commits[@]:contrib+1}"; do
+		prev=$(as_commit "$c" "$c^{tree}" "$prev" <("${sg[@]}" log -1 --format=%B "$c"))
+	done
+	"${sg[@]}" checkout -q -f --detach "$prev"
 }
 
 # In contrib/mptcpinfo: the latest version's script as the only one, 1.0.
