@@ -38,6 +38,7 @@
 #include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "mptcp_match.h"
+#include "mptcpinfo.h"
 #include "postmaster/postmaster.h"
 #include "replication/walreceiver.h"
 #include "storage/proc.h"
@@ -142,7 +143,7 @@ read_live_pids(Matcher *m)
 	m->live_pids = palloc(sizeof(int) * ProcGlobal->allProcCount);
 	for (int i = 0; i < ProcGlobal->allProcCount; i++)
 	{
-		int			pid = GetPGProcByNumber(i)->pid;
+		int			pid = MPTCP_PROC_PID(GetPGProcByNumber(i));
 
 		if (pid != 0)
 			m->live_pids[m->nlive_pids++] = pid;

@@ -58,6 +58,7 @@
 #include "miscadmin.h"
 #include "mptcp_report.h"
 #include "mptcp_subflows.h"
+#include "mptcpinfo.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
 #include "storage/condition_variable.h"
@@ -505,7 +506,7 @@ opened_sockets(int *nrecorded)
 		if (slot->opened_pid == 0)
 			continue;
 		read_slot(slot, &copy, NULL);
-		if (copy.opened_pid != GetPGProcByNumber(s)->pid)
+		if (copy.opened_pid != MPTCP_PROC_PID(GetPGProcByNumber(s)))
 			continue;			/* it has exited */
 		for (int i = 0; i < MPTCP_REPORT_MAX_OPENED; i++)
 		{
@@ -623,7 +624,7 @@ take_answer(ReportSlot *slot, int slotno, int pid, uint64 wanted,
 			return true;
 		report->status = MPTCP_REPORT_NO_ANSWER;	/* (another's, copied) */
 	}
-	if (exiting || GetPGProcByNumber(slotno)->pid != pid)
+	if (exiting || MPTCP_PROC_PID(GetPGProcByNumber(slotno)) != pid)
 	{
 		report->status = MPTCP_REPORT_GONE;
 		return true;

@@ -27,6 +27,9 @@
 #define COL(cond, datum) \
 	do { if (cond) { values[i] = (datum); nulls[i] = false; } i++; } while (0)
 
+/* the pid of the process that holds a PGPROC now, 0 if none */
+#define MPTCP_PROC_PID(proc) ((proc)->pid)
+
 /* an address as mptcp_addr_to_mapped() stores it, as an inet */
 extern Datum mptcpinfo_inet_datum(int family, const uint8 *mapped);
 
