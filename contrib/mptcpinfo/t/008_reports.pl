@@ -211,6 +211,9 @@ my @answered = grep { !/^$stopped\|/ } split /\n/, $partial;
 is(join("\n", @answered), join("\n", @partial),
 	'a stopped process: every other subflow is shown');
 
+# the wait event of an asker waiting for answers
+my $report_wait = 'MptcpinfoReport';
+
 # 5. A process that exits while it is asked does not leave the asker
 # waiting the 2 s an answer may take.
 Time::HiRes::sleep(1.1);
@@ -221,7 +224,7 @@ $background->{stdin} .=
 $background->{run}->pump_nb;
 # the asker is waiting for the stopped process once it has been asked
 $node->poll_query_until('postgres',
-	"SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event = 'MptcpinfoReport'"
+	"SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event = '$report_wait'"
 ) or diag 'the asker was not seen waiting';
 kill 'TERM', $stopped;
 kill 'CONT', $stopped;
@@ -279,7 +282,7 @@ $new_asker->{stdin} .=
   "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $opener_pid;\n\\echo __new_done__\n";
 $new_asker->{run}->pump_nb;
 $node->poll_query_until('postgres',
-	"SELECT wait_event = 'MptcpinfoReport' FROM pg_stat_activity WHERE pid = $new_asker_pid"
+	"SELECT wait_event = '$report_wait' FROM pg_stat_activity WHERE pid = $new_asker_pid"
 ) or diag 'the 1.4 asker was not seen waiting';
 kill 'STOP', $new_asker_pid;
 kill 'CONT', $opener_pid;
@@ -304,20 +307,30 @@ is($new_count, 2,
 # that request's answer instead of asking again, opened connections
 # included, and is woken by it like the first one.  (It may ask other
 # processes whose answers to the first asker have aged meanwhile, on a
-# slow machine.)
-Time::HiRes::sleep(1.1);
-kill 'STOP', $opener_pid;
+# slow machine.)  The second must ask within the 2 s that the first
+# one's request counts as on its way: the askers are set up beforehand,
+# and watched from an open session, as a new psql can take seconds to
+# start under an emulated kernel.
 my @joiners = map { $node->background_psql('postgres') } 1 .. 2;
 my @joiner_pids = map { $_->query_safe('SELECT pg_backend_pid()') } @joiners;
+$_->query("SET client_min_messages = debug1;\n"
+	  . "SET mptcpinfo.subflow_source = 'processes'")
+  for @joiners;
+my $watcher = $node->background_psql('postgres');
+Time::HiRes::sleep(1.1);
+kill 'STOP', $opener_pid;
 for my $j (0 .. 1)
 {
 	$joiners[$j]->{stdin} .=
-	    "SET client_min_messages = debug1;\nSET mptcpinfo.subflow_source = 'processes';\n"
-	  . "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $opener_pid;\n\\echo __joined__\n";
+	  "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $opener_pid;\n\\echo __joined__\n";
 	$joiners[$j]->{run}->pump_nb;
-	$node->poll_query_until('postgres',
-		"SELECT wait_event = 'MptcpinfoReport' FROM pg_stat_activity WHERE pid = $joiner_pids[$j]"
-	) or diag "asker $j was not seen waiting";
+	$deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	Time::HiRes::sleep(0.02)
+	  until $watcher->query_safe(
+		"SELECT wait_event = '$report_wait' FROM pg_stat_activity WHERE pid = $joiner_pids[$j]"
+	  ) eq 't'
+	  || time > $deadline;
+	diag "asker $j was not seen waiting" if time > $deadline;
 }
 kill 'CONT', $opener_pid;
 my @joined;
@@ -336,6 +349,7 @@ like(
 	qr/^2,[1-9]\d*,0 2,\d+,[1-9]\d*$/,
 	'a second asker waits for the first one\'s request: both get both connections');
 $_->quit for @joiners;
+$watcher->quit;
 
 $new_asker->quit;
 $opener->quit;
