@@ -142,7 +142,7 @@ emit_setting(ReturnSetInfo *rsinfo, const char *name, const char *setting,
 }
 
 static void
-emit_settings(List *sysctls, const uint32 *limits, ReturnSetInfo *rsinfo)
+emit_settings(List *sysctls, const MptcpPmLimits *limits, ReturnSetInfo *rsinfo)
 {
 	ListCell   *lc;
 
@@ -161,13 +161,10 @@ emit_settings(List *sysctls, const uint32 *limits, ReturnSetInfo *rsinfo)
 
 	if (limits != NULL)
 	{
-		char		buf[16];
-
-		snprintf(buf, sizeof(buf), "%u", limits[0]);
-		emit_setting(rsinfo, "limits.subflows", buf,
+		emit_setting(rsinfo, "limits.subflows", psprintf("%u", limits->subflows),
 					 "Most additional subflows per connection (ip mptcp limits)");
-		snprintf(buf, sizeof(buf), "%u", limits[1]);
-		emit_setting(rsinfo, "limits.add_addr_accepted", buf,
+		emit_setting(rsinfo, "limits.add_addr_accepted",
+					 psprintf("%u", limits->add_addr_accepted),
 					 "Most addresses announced by the peer that a connection uses (ip mptcp limits)");
 	}
 }
@@ -206,7 +203,7 @@ pg_mptcp_get_endpoints(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (!mptcp_pm_endpoints(&endpoints))
+	if (!mptcp_pm_read(&endpoints, NULL))
 		return (Datum) 0;
 	/* the listening sockets matter for signal endpoints without a port */
 	foreach(lc, endpoints)
@@ -220,11 +217,6 @@ pg_mptcp_get_endpoints(PG_FUNCTION_ARGS)
 			break;
 		}
 	}
-	if (listeners == NULL)
-	{
-		listeners = palloc0(sizeof(MptcpDiag));
-		listeners->fd = -1;
-	}
 	emit_endpoints(endpoints, listeners, rsinfo);
 	return (Datum) 0;
 }
@@ -234,17 +226,15 @@ Datum
 pg_mptcp_get_settings(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	uint32		limits[2];
+	MptcpPmLimits limits;
 	List	   *sysctls;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!MPTCP_IN_BUILD)
 		return (Datum) 0;
 	sysctls = mptcp_proc_sysctls();
-	if (mptcp_pm_limits(&limits[0], &limits[1]))
-		emit_settings(sysctls, limits, rsinfo);
-	else
-		emit_settings(sysctls, NULL, rsinfo);
+	emit_settings(sysctls, mptcp_pm_read(NULL, &limits) ? &limits : NULL,
+				  rsinfo);
 	return (Datum) 0;
 }
 

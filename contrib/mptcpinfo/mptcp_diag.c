@@ -152,8 +152,8 @@ parse_ulp(struct rtattr *ulp, uint32 *token, uint32 *flags)
 	for (a = RTA_DATA(ulp); RTA_OK(a, len); a = RTA_NEXT(a, len))
 	{
 		if ((a->rta_type & NLA_TYPE_MASK) == ULP_INFO_NAME)
-			is_mptcp = mptcp_netlink_streq(RTA_DATA(a), RTA_PAYLOAD(a),
-										   "mptcp");
+			is_mptcp = RTA_PAYLOAD(a) >= sizeof("mptcp") &&
+				memcmp(RTA_DATA(a), "mptcp", sizeof("mptcp")) == 0;
 		else if ((a->rta_type & NLA_TYPE_MASK) == ULP_INFO_MPTCP && is_mptcp)
 		{
 			struct rtattr *s;
@@ -261,8 +261,8 @@ add_socket(const struct nlmsghdr *nlh, void *arg)
 		s->flags = flags;
 		s->state = msg->idiag_state;
 		if (cong != NULL)
-			mptcp_netlink_strlcpy(s->congestion_control, cong, cong_len,
-								  sizeof(s->congestion_control));
+			snprintf(s->congestion_control, sizeof(s->congestion_control),
+					 "%.*s", cong_len, cong);
 		s->info_len = Min(info_len, sizeof(TcpInfo));
 		if (info)
 			memcpy(&s->info, info, s->info_len);
@@ -371,9 +371,7 @@ request_addr(const MptcpSockEnds *ends, const uint8 *mapped, void *out)
 		memcpy(out, mapped, 16);
 }
 
-#endif							/* USE_MPTCP */
 
-#ifdef USE_MPTCP
 static void
 close_socket(void *arg)
 {
@@ -547,44 +545,36 @@ typedef struct TokenEntry
 	List	   *subflows;
 } TokenEntry;
 
-/* index the subflows of diag by token, once */
-static void
-index_subflows(MptcpDiag *diag)
+List *
+mptcp_diag_token_subflows(MptcpDiag *diag, uint32 token)
 {
-	HASHCTL		ctl;
-	long		n = Max(list_length(diag->subflows), 16);
+	TokenEntry *t;
 	ListCell   *lc;
 
-	if (diag->by_token != NULL)
-		return;
-	ctl.keysize = sizeof(uint32);
-	ctl.entrysize = sizeof(TokenEntry);
-	ctl.hcxt = CurrentMemoryContext;
-	diag->by_token = hash_create("mptcpinfo subflows", n, &ctl,
-								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	foreach(lc, diag->subflows)
+	/* (the first call indexes the subflows by token) */
+	if (diag->by_token == NULL)
 	{
-		MptcpSubflow *s = lfirst(lc);
-		bool		found;
+		HASHCTL		ctl;
 
-		if (s->token != 0)
+		ctl.keysize = sizeof(uint32);
+		ctl.entrysize = sizeof(TokenEntry);
+		ctl.hcxt = CurrentMemoryContext;
+		diag->by_token = hash_create("mptcpinfo subflows",
+									 Max(list_length(diag->subflows), 16), &ctl,
+									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		foreach(lc, diag->subflows)
 		{
-			TokenEntry *t = hash_search(diag->by_token, &s->token,
-										HASH_ENTER, &found);
+			MptcpSubflow *s = lfirst(lc);
+			bool		found;
 
+			if (s->token == 0)
+				continue;
+			t = hash_search(diag->by_token, &s->token, HASH_ENTER, &found);
 			if (!found)
 				t->subflows = NIL;
 			t->subflows = lappend(t->subflows, s);
 		}
 	}
-}
-
-List *
-mptcp_diag_token_subflows(MptcpDiag *diag, uint32 token)
-{
-	TokenEntry *t;
-
-	index_subflows(diag);
 	t = hash_search(diag->by_token, &token, HASH_FIND, NULL);
 	return t ? t->subflows : NIL;
 }

@@ -162,7 +162,6 @@ live_backend(Matcher *m, PgBackendStatus *beentry)
 				cmp_pid) != NULL;
 }
 
-
 /* the client address of a backend, in the form of MptcpSockEnds.remote */
 static bool
 backend_client(PgBackendStatus *beentry, uint8 *addr, uint16 *port)

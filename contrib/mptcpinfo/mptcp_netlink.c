@@ -263,24 +263,4 @@ mptcp_netlink_batch(int fd, char *reqs, int nreqs, NetlinkBatchCallback cb,
 	return exchange(fd, reqs, nreqs, cb, arg, nreqs, &interrupted);
 }
 
-void
-mptcp_netlink_strlcpy(char *dst, const void *payload, size_t len,
-					  size_t dstsize)
-{
-	size_t		n = strnlen(payload, len);
-
-	Assert(dstsize > 0);
-	n = Min(n, dstsize - 1);
-	memcpy(dst, payload, n);
-	dst[n] = '\0';
-}
-
-bool
-mptcp_netlink_streq(const void *payload, size_t len, const char *str)
-{
-	size_t		n = strnlen(payload, len);
-
-	return n == strlen(str) && memcmp(payload, str, n) == 0;
-}
-
 #endif							/* USE_MPTCP */

@@ -58,16 +58,6 @@ typedef void (*NetlinkBatchCallback) (const struct nlmsghdr *nlh, int index,
 extern bool mptcp_netlink_batch(int fd, char *reqs, int nreqs,
 								NetlinkBatchCallback cb, void *arg);
 
-/*
- * String attributes: the payload of len bytes need not be NUL-terminated.
- * mptcp_netlink_strlcpy copies it into dst (of dstsize bytes, truncating,
- * always terminated); mptcp_netlink_streq says whether it is exactly str.
- */
-extern void mptcp_netlink_strlcpy(char *dst, const void *payload, size_t len,
-								  size_t dstsize);
-extern bool mptcp_netlink_streq(const void *payload, size_t len,
-								const char *str);
-
 #endif							/* USE_MPTCP */
 
 #endif							/* MPTCP_NETLINK_H */

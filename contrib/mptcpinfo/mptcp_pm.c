@@ -255,13 +255,6 @@ endpoint_cb(struct nlattr *nla, int len, void *arg)
 	}
 }
 
-typedef struct MptcpPmLimits
-{
-	bool		found;
-	uint32		subflows;
-	uint32		add_addr_accepted;
-} MptcpPmLimits;
-
 static void
 limits_cb(struct nlattr *nla, int len, void *arg)
 {
@@ -286,50 +279,30 @@ limits_cb(struct nlattr *nla, int len, void *arg)
 #endif							/* USE_MPTCP */
 
 bool
-mptcp_pm_endpoints(List **endpoints)
+mptcp_pm_read(List **endpoints, MptcpPmLimits *limits)
 {
 #ifdef USE_MPTCP
 	uint16		family;
 	int			fd;
-	List	   *result = NIL;
-	bool		ok;
+	bool		ok = true;
 
 	if ((fd = pm_open(&family)) < 0)
 		return false;
-	ok = genl_request(fd, family, PM_CMD_GET_ADDR, true, 0, NULL,
-					  endpoint_cb, &result);
-	if (!ok)
-		elog(DEBUG1, "could not read the MPTCP endpoints: %m");
-	close(fd);
-	if (ok)
-		*endpoints = result;
-	return ok;
-#else
-	return false;
-#endif
-}
-
-bool
-mptcp_pm_limits(uint32 *subflows, uint32 *add_addr_accepted)
-{
-#ifdef USE_MPTCP
-	uint16		family;
-	int			fd;
-	MptcpPmLimits limits = {0};
-	bool		ok;
-
-	if ((fd = pm_open(&family)) < 0)
-		return false;
-	ok = genl_request(fd, family, PM_CMD_GET_LIMITS, false, 0, NULL,
-					  limits_cb, &limits) && limits.found;
-	if (!ok)
-		elog(DEBUG1, "could not read the MPTCP limits: %m");
-	close(fd);
-	if (ok)
+	if (endpoints != NULL)
 	{
-		*subflows = limits.subflows;
-		*add_addr_accepted = limits.add_addr_accepted;
+		*endpoints = NIL;
+		ok = genl_request(fd, family, PM_CMD_GET_ADDR, true, 0, NULL,
+						  endpoint_cb, endpoints);
 	}
+	if (ok && limits != NULL)
+	{
+		memset(limits, 0, sizeof(*limits));
+		ok = genl_request(fd, family, PM_CMD_GET_LIMITS, false, 0, NULL,
+						  limits_cb, limits) && limits->found;
+	}
+	if (!ok)
+		elog(DEBUG1, "could not read the MPTCP path manager: %m");
+	close(fd);
 	return ok;
 #else
 	return false;

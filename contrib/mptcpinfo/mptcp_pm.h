@@ -33,17 +33,26 @@ typedef struct MptcpEndpoint
 	uint32		flags;			/* MPTCP_ENDP_* */
 } MptcpEndpoint;
 
+/* the path manager's limits ("ip mptcp limits show") */
+typedef struct MptcpPmLimits
+{
+	bool		found;
+	uint32		subflows;
+	uint32		add_addr_accepted;
+} MptcpPmLimits;
+
 /*
- * Both return false, with nothing filled in, when the kernel cannot answer:
- * no generic netlink, no "mptcp_pm" family, or an error.  They never raise
- * an error; the reason goes to DEBUG1.
+ * The endpoints and the limits, each unless its pointer is NULL.  Returns
+ * false when the kernel cannot answer (no generic netlink, no "mptcp_pm"
+ * family, or an error); then what was filled in means nothing.  Never
+ * raises an error; the reason goes to DEBUG1.
  */
-extern bool mptcp_pm_endpoints(List **endpoints);
-extern bool mptcp_pm_limits(uint32 *subflows, uint32 *add_addr_accepted);
+extern bool mptcp_pm_read(List **endpoints, MptcpPmLimits *limits);
 
 /*
  * Can peers join at signal endpoint ep?  *known is false where "listeners"
- * (read with MPTCP_DIAG_LISTENERS) cannot tell.
+ * (read with MPTCP_DIAG_LISTENERS) cannot tell.  Only an endpoint without
+ * a port needs them: else "listeners" may be NULL.
  */
 extern bool mptcp_pm_accepts_joins(const MptcpEndpoint *ep,
 								   const MptcpDiag *listeners, bool *known);

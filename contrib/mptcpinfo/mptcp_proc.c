@@ -177,8 +177,6 @@ mptcp_proc_counters(void)
 
 	for (;;)
 	{
-		char	   *name;
-		char	   *value;
 		size_t		nlen,
 					vlen;
 		MptcpProcItem *item;
@@ -189,13 +187,10 @@ mptcp_proc_counters(void)
 		vlen = strcspn(values, " ");
 		if (nlen == 0 || vlen == 0)
 			break;
-		name = pnstrdup(names, nlen);
-		value = pnstrdup(values, vlen);
 		item = palloc(sizeof(MptcpProcItem));
-		item->name = psprintf("%s%s", COUNTER_PREFIX, name);
-		item->value = value;
+		item->name = psprintf("%s%.*s", COUNTER_PREFIX, (int) nlen, names);
+		item->value = pnstrdup(values, vlen);
 		result = lappend(result, item);
-		pfree(name);
 		names += nlen;
 		values += vlen;
 	}

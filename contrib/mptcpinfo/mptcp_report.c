@@ -78,6 +78,16 @@
 /* a report this recent is used without asking again */
 #define REPORT_REUSE_MS 1000
 
+/* what a slot's process writes, but the report itself: askers copy it */
+typedef struct SlotCopy
+{
+	int			pid;			/* who answered */
+	uint64		answered;		/* the "requested" value last answered */
+	TimestampTz answered_at;
+	int			opened_pid;		/* who recorded "opened" */
+	uint64		opened[MPTCP_REPORT_MAX_OPENED];	/* inodes, 0 if free */
+} SlotCopy;
+
 /* a process's slot, at its ProcNumber */
 typedef struct ReportSlot
 {
@@ -90,12 +100,8 @@ typedef struct ReportSlot
 
 	/* written by the slot's process; odd while it writes */
 	pg_atomic_uint32 changecount;
-	int			pid;			/* who answered */
-	uint64		answered;		/* the "requested" value last answered */
-	TimestampTz answered_at;
+	SlotCopy	written;
 	MptcpReport report;
-	int			opened_pid;		/* who recorded "opened" */
-	uint64		opened[MPTCP_REPORT_MAX_OPENED];	/* inodes, 0 if free */
 } ReportSlot;
 
 typedef struct ReportShared
@@ -104,16 +110,6 @@ typedef struct ReportShared
 	ConditionVariable answered; /* broadcast after each answer */
 	ReportSlot	slots[FLEXIBLE_ARRAY_MEMBER];
 } ReportShared;
-
-/* what an asker copies of a slot */
-typedef struct SlotCopy
-{
-	int			pid;
-	uint64		answered;
-	TimestampTz answered_at;
-	int			opened_pid;
-	uint64		opened[MPTCP_REPORT_MAX_OPENED];
-} SlotCopy;
 
 static ReportShared *report_shared = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -161,15 +157,11 @@ report_shmem_startup(void)
 		{
 			ReportSlot *slot = &report_shared->slots[i];
 
+			memset(&slot->written, 0, sizeof(slot->written));
 			pg_atomic_init_u64(&slot->requested, 0);
 			pg_atomic_init_u64(&slot->requested_at, 0);
 			pg_atomic_init_u32(&slot->changecount, 0);
 			pg_atomic_init_u32(&slot->exited_pid, 0);
-			slot->pid = 0;
-			slot->answered = 0;
-			slot->answered_at = 0;
-			slot->opened_pid = 0;
-			memset(slot->opened, 0, sizeof(slot->opened));
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -202,11 +194,7 @@ read_slot(ReportSlot *slot, SlotCopy *copy, MptcpReport *report)
 		uint32		before = pg_atomic_read_u32(&slot->changecount);
 
 		pg_read_barrier();
-		copy->pid = slot->pid;
-		copy->answered = slot->answered;
-		copy->answered_at = slot->answered_at;
-		copy->opened_pid = slot->opened_pid;
-		memcpy(copy->opened, slot->opened, sizeof(copy->opened));
+		*copy = slot->written;
 		if (report != NULL)
 		{
 			int			n = Min(Max(slot->report.nsubflows, 0),
@@ -354,9 +342,10 @@ still_open(ReportSlot *slot, int i)
 {
 	struct stat st;
 
-	return slot->opened_pid == MyProcPid && slot->opened[i] != 0 &&
+	return slot->written.opened_pid == MyProcPid &&
+		slot->written.opened[i] != 0 &&
 		fstat(opened_fd[i], &st) == 0 && S_ISSOCK(st.st_mode) &&
-		(uint64) st.st_ino == slot->opened[i];
+		(uint64) st.st_ino == slot->written.opened[i];
 }
 
 /*
@@ -384,7 +373,7 @@ gather_own_sockets(MptcpReport *r)
 	for (int i = 0; slot != NULL && i < MPTCP_REPORT_MAX_OPENED; i++)
 	{
 		if (still_open(slot, i))
-			report_socket(opened_fd[i], slot->opened[i], r);
+			report_socket(opened_fd[i], slot->written.opened[i], r);
 	}
 }
 
@@ -417,13 +406,13 @@ note_opened_socket(int sock)
 		return;
 	}
 	begin_write(slot);
-	if (slot->opened_pid != MyProcPid)
+	if (slot->written.opened_pid != MyProcPid)
 	{
 		/* (those of the slot's previous process) */
-		memset(slot->opened, 0, sizeof(slot->opened));
-		slot->opened_pid = MyProcPid;
+		memset(slot->written.opened, 0, sizeof(slot->written.opened));
+		slot->written.opened_pid = MyProcPid;
 	}
-	slot->opened[i] = inode;
+	slot->written.opened[i] = inode;
 	end_write(slot);
 	opened_fd[i] = sock;
 }
@@ -448,7 +437,7 @@ answer_report_request(void)
 	requested = pg_atomic_read_u64(&slot->requested);
 	/* (at exit, with nothing pending, only the last words below) */
 	if (!(proc_exit_inprogress &&
-		  slot->pid == MyProcPid && slot->answered >= requested))
+		  slot->written.pid == MyProcPid && slot->written.answered >= requested))
 	{
 #ifdef USE_MPTCP
 		gather_own_sockets(&local_report);
@@ -459,9 +448,9 @@ answer_report_request(void)
 			   offsetof(MptcpReport, subflows) +
 			   local_report.nsubflows * sizeof(MptcpReportedSubflow));
 #endif
-		slot->pid = MyProcPid;
-		slot->answered = requested;
-		slot->answered_at = GetCurrentTimestamp();
+		slot->written.pid = MyProcPid;
+		slot->written.answered = requested;
+		slot->written.answered_at = GetCurrentTimestamp();
 		end_write(slot);
 	}
 	/* (after the answer: an asker that sees this has the answer too) */
@@ -503,7 +492,7 @@ opened_sockets(int *nrecorded)
 		ReportSlot *slot = &report_shared->slots[s];
 
 		/* (a glance first: most processes opened nothing) */
-		if (slot->opened_pid == 0)
+		if (slot->written.opened_pid == 0)
 			continue;
 		read_slot(slot, &copy, NULL);
 		if (copy.opened_pid != MPTCP_PROC_PID(GetPGProcByNumber(s)))
@@ -679,14 +668,9 @@ mptcp_report_collect(int npids, const int *pids, MptcpReportStats *stats)
 		}
 #endif
 		slots[i] = pid_slot(pids[i]);
-		if (slots[i] < 0)
-		{
-			reports[i]->status = MPTCP_REPORT_GONE;
-			stats->gone++;
-			continue;
-		}
-		slot = &report_shared->slots[slots[i]];
-		if (pg_atomic_read_u32(&slot->exited_pid) == (uint32) pids[i])
+		slot = slots[i] < 0 ? NULL : &report_shared->slots[slots[i]];
+		if (slot == NULL ||
+			pg_atomic_read_u32(&slot->exited_pid) == (uint32) pids[i])
 		{
 			reports[i]->status = MPTCP_REPORT_GONE;
 			stats->gone++;

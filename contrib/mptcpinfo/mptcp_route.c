@@ -114,9 +114,9 @@ route_cb(const struct nlmsghdr *nlh, void *arg)
 					for (m = RTA_DATA(rta); RTA_OK(m, mlen); m = RTA_NEXT(m, mlen))
 					{
 						if (m->rta_type == RTAX_CC_ALGO && RTA_PAYLOAD(m) > 0)
-							mptcp_netlink_strlcpy(route->congctl, RTA_DATA(m),
-												  RTA_PAYLOAD(m),
-												  sizeof(route->congctl));
+							snprintf(route->congctl, sizeof(route->congctl),
+									 "%.*s", (int) RTA_PAYLOAD(m),
+									 (char *) RTA_DATA(m));
 						else if (m->rta_type == RTAX_LOCK &&
 								 RTA_PAYLOAD(m) >= sizeof(uint32))
 							route->congctl_locked =

@@ -256,8 +256,7 @@ mptcpinfo_startup_main(Datum main_arg)
 {
 	List	   *endpoints = NIL;
 	List	   *sysctls;
-	uint32		subflows = 0;
-	uint32		add_addr_accepted = 0;
+	MptcpPmLimits limits = {0};
 	bool		have_pm;
 	bool		disabled;
 	const char *value;
@@ -265,8 +264,7 @@ mptcpinfo_startup_main(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 
 	sysctls = mptcp_proc_sysctls();
-	have_pm = mptcp_pm_limits(&subflows, &add_addr_accepted) &&
-		mptcp_pm_endpoints(&endpoints);
+	have_pm = mptcp_pm_read(&endpoints, &limits);
 
 	value = sysctl_value(sysctls, "net.mptcp.enabled");
 	disabled = (value != NULL && strcmp(value, "0") == 0);
@@ -281,7 +279,7 @@ mptcpinfo_startup_main(Datum main_arg)
 		/* (disabled, the server listens with plain TCP: that is the cause) */
 		if (!disabled)
 			check_endpoints(endpoints);
-		if (subflows == 0)
+		if (limits.subflows == 0)
 			ereport(WARNING,
 					(errmsg("MPTCP path manager allows no additional subflows"),
 					 errdetail("The limit \"subflows\" is 0, so every MPTCP connection stays on one path."),
@@ -291,7 +289,7 @@ mptcpinfo_startup_main(Datum main_arg)
 	check_congestion_control(sysctl_value(sysctls, "net.ipv4.tcp_congestion_control"));
 
 	if (have_pm)
-		log_offer(endpoints, subflows, add_addr_accepted);
+		log_offer(endpoints, limits.subflows, limits.add_addr_accepted);
 	else
 		ereport(LOG,
 				(errmsg("MPTCP path manager cannot be read"),

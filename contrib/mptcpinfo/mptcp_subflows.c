@@ -105,20 +105,6 @@ emit_subflow(ReturnSetInfo *rsinfo, int pid, uint32 token,
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
-/*
- * One subflow, with what the kernel says of its TCP socket; one closed
- * since its process reported it (state 0) has its ends only.
- */
-static void
-emit_found_subflow(ReturnSetInfo *rsinfo, int pid, uint32 token,
-				   MptcpSubflow *s)
-{
-	s->info.state = s->state;	/* (diagnostics give it apart) */
-	emit_subflow(rsinfo, pid, token, &s->ends, &s->info,
-				 s->state == 0 ? 0 : Max(s->info_len, offsetof(TcpInfo, ca_state)),
-				 s->flags_known, s->flags, s->congestion_control);
-}
-
 /* say why the dump does not describe some connections */
 static void
 report_not_dumped(ConnSubflows *conns, int n)
@@ -213,8 +199,16 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 		int			pid = conns[k].row->beentry->st_procpid;
 		uint32		token = conns[k].row->conn->info.token;
 
+		/* (one closed since its process reported it, state 0: ends only) */
 		foreach(lc, conns[k].subflows)
-			emit_found_subflow(rsinfo, pid, token, lfirst(lc));
+		{
+			MptcpSubflow *s = lfirst(lc);
+
+			s->info.state = s->state;	/* (diagnostics give it apart) */
+			emit_subflow(rsinfo, pid, token, &s->ends, &s->info,
+						 s->state == 0 ? 0 : Max(s->info_len, offsetof(TcpInfo, ca_state)),
+						 s->flags_known, s->flags, s->congestion_control);
+		}
 		if (conns[k].unknown > SUBFLOWS_CLOSED)
 			emit_subflow(rsinfo, pid, token, NULL, NULL, 0, false, 0, NULL);
 	}

@@ -234,13 +234,6 @@ done:
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
-/* does the running kernel have MPTCP at all? */
-static bool
-kernel_has_mptcp(void)
-{
-	return access("/proc/sys/net/mptcp/enabled", F_OK) == 0;
-}
-
 /* pg_stat_mptcp: each version's shape, from the same rows */
 static Datum
 stat_mptcp(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
@@ -257,7 +250,9 @@ stat_mptcp(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 		return (Datum) 0;
 	diag = mptcp_diag_read(MPTCP_DIAG_CONNS);
 	mptcp_diag_close(diag);
-	conns_known = diag->conns_read || !kernel_has_mptcp();
+	/* (a kernel without MPTCP at all has no connections to miss) */
+	conns_known = diag->conns_read ||
+		access("/proc/sys/net/mptcp/enabled", F_OK) != 0;
 	foreach(lc, mptcp_match_rows(diag, all_outgoing))
 		emit_conn(lfirst(lc), conns_known, rsinfo);
 	return (Datum) 0;
