@@ -371,7 +371,6 @@ request_addr(const MptcpSockEnds *ends, const uint8 *mapped, void *out)
 		memcpy(out, mapped, 16);
 }
 
-
 static void
 close_socket(void *arg)
 {

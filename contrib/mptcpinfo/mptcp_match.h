@@ -30,10 +30,9 @@ typedef struct MptcpRow
 } MptcpRow;
 
 /*
- * The rows of pg_stat_mptcp for the connections of "diag" (read with
- * MPTCP_DIAG_CONNS), in the order of the server's processes.  With
- * all_outgoing false (versions 1.0 and 1.1), the outgoing connections of
- * walreceivers only.
+ * The rows of pg_stat_mptcp for the MPTCP connections of "diag", in the
+ * order of the server's processes.  With all_outgoing false (versions 1.0
+ * and 1.1), the outgoing connections of walreceivers only.
  */
 extern List *mptcp_match_rows(MptcpDiag *diag, bool all_outgoing);
 

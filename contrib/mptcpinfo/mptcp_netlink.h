@@ -35,8 +35,9 @@ extern int	mptcp_netlink_open(int protocol);
  * dump (NLM_F_DUMP) ends with NLMSG_DONE, another request with its one
  * answer or an acknowledgement.  Returns false with errno set if the kernel
  * refuses or does not answer, EINTR if a dump was interrupted by a change
- * (NLM_F_DUMP_INTR): its answers may then be incomplete.  The callback may allocate: if an ERROR
- * escapes it, fd is closed first.  Otherwise the caller closes fd.
+ * (NLM_F_DUMP_INTR): its answers may then be incomplete.  The callback may
+ * allocate: if an ERROR escapes it, fd is closed first.  Otherwise the
+ * caller closes fd.
  */
 extern bool mptcp_netlink_request(int fd, struct nlmsghdr *req,
 								  NetlinkCallback cb, void *arg,

@@ -319,7 +319,7 @@ cmd_export_layers() {
 		done
 		"${sg[@]}" checkout -q --detach "$prev"
 	fi
-	for layer in report diagnostics; do
+	for layer in $EXPORT_LAYERS_ORDER; do
 		d=$SERIES_DIR/export-without-$layer
 		[ -d "$d" ] || continue
 		# (with EXPORT_LAYERS_KEEP, a layer resolved by hand is kept)
@@ -351,22 +351,30 @@ cmd_export_layers() {
 	done
 }
 
+# The layers of contrib/mptcpinfo that the export can leave out of its
+# first patch (patches/MAJOR/export-without-NAME), in the order they are
+# taken out: each is described without the ones before it.
+EXPORT_LAYERS_ORDER="report diagnostics lookups"
+
 # export_report_last DIR: contrib/mptcpinfo posted in layers, the views
 # first, with no core change.  The commit before the contrib commit (core's
-# hooks) and the contrib commit become: the views; the diagnostics (if
-# patches/MAJOR/export-without-diagnostics exists); the hooks; the report
-# path, the only part that needs them.  patches/MAJOR/export-without-NAME
-# says how the contrib commit looks without a layer (without the report
-# path, then also without the diagnostics): "omit" lists the files left
-# out, PATH.diff turns a file into its version without the layer (exactly,
-# like an overlay diff), and "message" is the message of the patch that
-# adds the layer.  The views take the contrib commit's message.  The
-# commits after the contrib commit follow unchanged.
+# hooks) and the contrib commit become: the views; then each layer of
+# EXPORT_LAYERS_ORDER but the report path, from the last to the first
+# (those whose patches/MAJOR/export-without-NAME exists: the lookups, the
+# diagnostics); the hooks; the report path, the only part that needs them.
+# export-without-NAME says how the contrib commit looks without a layer
+# (without the report path, then also without the diagnostics, and so on):
+# "omit" lists the files left out, PATH.diff turns a file into its version
+# without the layer (exactly, like an overlay diff), and "message" is the
+# message of the patch that adds the layer.  The views take the contrib
+# commit's message.  The commits after the contrib commit follow unchanged.
 export_report_last() {
 	local dir=$1
 	local sg=(git -c safe.directory='*' -c user.name=export -c user.email=export@localhost -C "$dir")
-	local commits i contrib=-1 hooks full prev tree c layers=(report)
-	[ ! -d "$SERIES_DIR/export-without-diagnostics" ] || layers+=(diagnostics)
+	local commits i contrib=-1 hooks full prev tree c layer layers=()
+	for layer in $EXPORT_LAYERS_ORDER; do
+		[ ! -d "$SERIES_DIR/export-without-$layer" ] || layers+=("$layer")
+	done
 	commits=($("${sg[@]}" rev-list --reverse upstream..HEAD))
 	for i in "${!commits[@]}"; do
 		"${sg[@]}" diff --quiet --diff-filter=A "${commits[i]}^" "${commits[i]}" -- contrib/mptcpinfo/mptcpinfo.control || contrib=$i
@@ -402,10 +410,11 @@ export_report_last() {
 	}
 	tree=$(without without-hooks "${layers[@]}") || exit 1
 	prev=$(as_commit "$full" "$tree" "${commits[contrib - 2]}" <("${sg[@]}" log -1 --format=%B "$full"))
-	if [ ${#layers[@]} = 2 ]; then
-		tree=$(without without-hooks report) || exit 1
-		prev=$(as_commit "$full" "$tree" "$prev" "$SERIES_DIR/export-without-diagnostics/message")
-	fi
+	# (then each layer but the report path, the last one removed first)
+	for ((i = ${#layers[@]} - 1; i >= 1; i--)); do
+		tree=$(without without-hooks "${layers[@]:0:i}") || exit 1
+		prev=$(as_commit "$full" "$tree" "$prev" "$SERIES_DIR/export-without-${layers[i]}/message")
+	done
 	tree=$(without with-hooks report) || exit 1
 	prev=$(as_commit "$hooks" "$tree" "$prev" <("${sg[@]}" log -1 --format=%B "$hooks"))
 	prev=$(as_commit "$full" "$full^{tree}" "$prev" "$SERIES_DIR/export-without-report/message")

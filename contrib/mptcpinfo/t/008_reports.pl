@@ -214,6 +214,23 @@ is(join("\n", @answered), join("\n", @partial),
 # the wait event of an asker waiting for answers
 my $report_wait = 'MptcpinfoReport';
 
+# Wait until an asker is seen waiting for answers (pg_stat_activity's rows
+# "where"), from a session opened beforehand: an asker waits 2 s at most,
+# and a new psql can take seconds to start under an emulated kernel.
+my $watcher = $node->background_psql('postgres');
+
+sub wait_for_asker
+{
+	my ($where, $what) = @_;
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	Time::HiRes::sleep(0.02)
+	  until $watcher->query_safe(
+		"SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event = '$report_wait' AND $where"
+	  ) eq 't'
+	  || time > $deadline;
+	diag "$what was not seen waiting" if time > $deadline;
+}
+
 # 5. A process that exits while it is asked does not leave the asker
 # waiting the 2 s an answer may take.
 Time::HiRes::sleep(1.1);
@@ -223,9 +240,7 @@ $background->{stdin} .=
   . "SELECT count(*) FROM pg_stat_mptcp_subflows;\n\\echo __gone_done__\n";
 $background->{run}->pump_nb;
 # the asker is waiting for the stopped process once it has been asked
-$node->poll_query_until('postgres',
-	"SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event = '$report_wait'"
-) or diag 'the asker was not seen waiting';
+wait_for_asker('true', 'the asker');
 kill 'TERM', $stopped;
 kill 'CONT', $stopped;
 my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
@@ -281,9 +296,7 @@ kill 'STOP', $opener_pid;
 $new_asker->{stdin} .=
   "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $opener_pid;\n\\echo __new_done__\n";
 $new_asker->{run}->pump_nb;
-$node->poll_query_until('postgres',
-	"SELECT wait_event = '$report_wait' FROM pg_stat_activity WHERE pid = $new_asker_pid"
-) or diag 'the 1.4 asker was not seen waiting';
+wait_for_asker("pid = $new_asker_pid", 'the 1.4 asker');
 kill 'STOP', $new_asker_pid;
 kill 'CONT', $opener_pid;
 # the opener answers the 1.4 asker, and that answer ages past its reuse
@@ -308,15 +321,12 @@ is($new_count, 2,
 # included, and is woken by it like the first one.  (It may ask other
 # processes whose answers to the first asker have aged meanwhile, on a
 # slow machine.)  The second must ask within the 2 s that the first
-# one's request counts as on its way: the askers are set up beforehand,
-# and watched from an open session, as a new psql can take seconds to
-# start under an emulated kernel.
+# one's request counts as on its way: the askers are set up beforehand.
 my @joiners = map { $node->background_psql('postgres') } 1 .. 2;
 my @joiner_pids = map { $_->query_safe('SELECT pg_backend_pid()') } @joiners;
 $_->query("SET client_min_messages = debug1;\n"
 	  . "SET mptcpinfo.subflow_source = 'processes'")
   for @joiners;
-my $watcher = $node->background_psql('postgres');
 Time::HiRes::sleep(1.1);
 kill 'STOP', $opener_pid;
 for my $j (0 .. 1)
@@ -324,13 +334,7 @@ for my $j (0 .. 1)
 	$joiners[$j]->{stdin} .=
 	  "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $opener_pid;\n\\echo __joined__\n";
 	$joiners[$j]->{run}->pump_nb;
-	$deadline = time + $PostgreSQL::Test::Utils::timeout_default;
-	Time::HiRes::sleep(0.02)
-	  until $watcher->query_safe(
-		"SELECT wait_event = '$report_wait' FROM pg_stat_activity WHERE pid = $joiner_pids[$j]"
-	  ) eq 't'
-	  || time > $deadline;
-	diag "asker $j was not seen waiting" if time > $deadline;
+	wait_for_asker("pid = $joiner_pids[$j]", "asker $j");
 }
 kill 'CONT', $opener_pid;
 my @joined;
