@@ -275,7 +275,10 @@ export_range() {
 # export_shape DIR: the work tree's commits re-made in DIR for review.  The
 # commit that adds contrib/mptcpinfo gets one SQL version: the latest
 # install script as mptcpinfo--1.0.sql, without the update scripts, their
-# regression test and the documentation of earlier versions.
+# regression test and the documentation of earlier versions; and, unless
+# EXPORT_NO_ONE_VERSION is set, the C without the earlier versions' entry
+# points (patches/MAJOR/export-without-earlier-versions: its PATH.diff
+# files, applied exactly).
 export_shape() {
 	local dir=$1 c n=0
 	rm -rf "$dir"
@@ -291,6 +294,7 @@ export_shape() {
 			(cd "$dir/contrib/mptcpinfo" && shape_one_sql_version) ||
 				die "export: could not shape contrib/mptcpinfo to one SQL version"
 			"${sg[@]}" add -A contrib/mptcpinfo doc
+			[ -n "${EXPORT_NO_ONE_VERSION:-}" ] || export_apply_layer "$dir" earlier-versions
 		fi
 		"${sg[@]}" commit -q --no-verify --allow-empty -C "$c"
 		# patches/MAJOR/export-message-N: patch N's message for review
@@ -313,13 +317,15 @@ cmd_export_layers() {
 	[ -d "$TREE/.git" ] || cmd_apply
 	local sg=(git -c safe.directory='*' -c user.name=export -c user.email=export@localhost -C "$tmp")
 	if [ -z "${EXPORT_LAYERS_KEEP:-}" ]; then
-		EXPORT_NO_LAYERS=1 export_shape "$tmp"
+		EXPORT_NO_LAYERS=1 EXPORT_NO_ONE_VERSION=1 export_shape "$tmp"
 		for c in $("${sg[@]}" rev-list --reverse upstream..HEAD); do
 			"${sg[@]}" diff --quiet --diff-filter=A "$c^" "$c" -- contrib/mptcpinfo/mptcpinfo.control || prev=$c
 		done
 		"${sg[@]}" checkout -q --detach "$prev"
 	fi
-	for layer in $EXPORT_LAYERS_ORDER; do
+	# (the earlier versions' entry points first: export_shape takes them
+	# out of the contrib commit itself, and the layers follow from there)
+	for layer in earlier-versions $EXPORT_LAYERS_ORDER; do
 		d=$SERIES_DIR/export-without-$layer
 		[ -d "$d" ] || continue
 		# (with EXPORT_LAYERS_KEEP, a layer resolved by hand is kept)
@@ -336,7 +342,7 @@ cmd_export_layers() {
 				die "export-layers: of export-without-$layer,$failed did not apply: resolve them in $tmp
   (the .rej files), commit all there as \"without $layer\", and run again with EXPORT_LAYERS_KEEP=1"
 			"${sg[@]}" add -A
-			"${sg[@]}" commit -q --no-verify -m "without $layer"
+			"${sg[@]}" commit -q --no-verify --allow-empty -m "without $layer"
 			c=$("${sg[@]}" rev-parse HEAD)
 		fi
 		prev=$c^
@@ -348,6 +354,23 @@ cmd_export_layers() {
 		done
 		find "$d" -depth -type d -empty -delete
 		note "remade patches/$PG_MAJOR/export-without-$layer"
+	done
+}
+
+# export_apply_layer DIR NAME: the diffs of patches/MAJOR/export-without-NAME
+# applied exactly to the index and files of DIR, and its omitted files
+# removed.
+export_apply_layer() {
+	local dir=$1 d=$SERIES_DIR/export-without-$2 f
+	local sg=(git -c safe.directory='*' -C "$dir")
+	[ -d "$d" ] || return 0
+	while read -r f; do
+		[ -z "$f" ] || "${sg[@]}" rm -rq -- "$f"
+	done <"$d/omit"
+	for f in $(cd "$d" && find . -name '*.diff' | sed 's|^\./||' | sort); do
+		"${sg[@]}" apply --index "$d/$f" ||
+			die "export: patches/$PG_MAJOR/export-without-$2/$f does not apply:
+  make it the diff from the exported file to its version without that layer (make export-layers)"
 	done
 }
 
@@ -396,15 +419,7 @@ export_report_last() {
 		[ "$hooks_too" = with-hooks ] || "${sg[@]}" revert -n "$hooks" >/dev/null 2>&1 ||
 			die "export: the hooks do not come out of the contrib commit"
 		for layer in "$@"; do
-			layer=$SERIES_DIR/export-without-$layer
-			while read -r f; do
-				[ -z "$f" ] || "${sg[@]}" rm -rq -- "$f"
-			done <"$layer/omit"
-			for d in $(cd "$layer" && find . -name '*.diff' | sed 's|^\./||' | sort); do
-				"${sg[@]}" apply --index "$layer/$d" ||
-					die "export: patches/$PG_MAJOR/export-without-${layer##*-}/$d does not apply:
-  make it the diff from the exported file to its version without that layer"
-			done
+			export_apply_layer "$dir" "$layer"
 		done
 		"${sg[@]}" write-tree
 	}
