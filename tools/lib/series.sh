@@ -413,7 +413,7 @@ export_report_last() {
 	# without HOOKS LAYER...: the contrib commit's tree without the layers,
 	# and without core's hooks unless HOOKS is "with-hooks"
 	without() {
-		local f d layer hooks_too=$1
+		local layer hooks_too=$1
 		shift
 		"${sg[@]}" checkout -q -f --detach "$full"
 		[ "$hooks_too" = with-hooks ] || "${sg[@]}" revert -n "$hooks" >/dev/null 2>&1 ||
