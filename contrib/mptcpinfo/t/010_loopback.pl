@@ -9,7 +9,8 @@
 # A client's MPTCP connection is in pg_stat_mptcp with its client port and
 # in pg_stat_mptcp_subflows with both ends; a plain TCP client has a row
 # with mptcp false and no subflows; a role without pg_read_all_stats sees
-# the pid only; and without mptcpinfo preloaded, subflows that only the
+# the pid only; a standby's walreceiver has an outgoing row, its walsender
+# an incoming one; and without mptcpinfo preloaded, subflows that only the
 # processes' reports could give are a null row and one NOTICE.  Preloaded,
 # the process reports them; and a process that has begun to exit, which
 # can take seconds with interrupts held (here: dropping its temporary
@@ -37,7 +38,7 @@ MptcpUtils::require_kernel_mptcp();
 MptcpUtils::use_tcp_nodes();
 
 my $node = PostgreSQL::Test::Cluster->new('loopback');
-$node->init;
+$node->init(allows_streaming => 1);
 $node->append_conf('postgresql.conf',
 	"listen_mptcp = on\nlisten_addresses = '127.0.0.1'\n");
 $node->start;
@@ -103,6 +104,33 @@ like($err, qr/permission denied/,
 	'pg_stat_mptcp_subflows needs pg_read_all_stats');
 $own->quit;
 
+# A standby whose walreceiver connects with mptcp=1: its connection is the
+# walreceiver's outgoing row, found by the primary's address and port that
+# it records; on the primary, the walsender's is incoming.
+$node->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($node, 'base', has_streaming => 1);
+$standby->append_conf('postgresql.conf',
+	"primary_conninfo = '$connstr mptcp=1 application_name=standby'\n");
+$standby->start;
+$node->safe_psql('postgres', 'CREATE TABLE replicated AS SELECT 42 AS a');
+$node->wait_for_catchup('standby');
+is($standby->safe_psql('postgres', 'SELECT sum(a) FROM replicated'),
+	'42', 'the standby replays over its MPTCP connection');
+is( $standby->safe_psql(
+		'postgres', q{
+SELECT m.direction, m.mptcp, m.subflows
+  FROM pg_stat_wal_receiver w JOIN pg_stat_mptcp m USING (pid)}),
+	'outgoing|t|1',
+	'standby: the walreceiver has one outgoing MPTCP connection');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT m.direction, m.mptcp
+  FROM pg_stat_replication r JOIN pg_stat_mptcp m USING (pid)}),
+	'incoming|t',
+	'primary: the walsender has the incoming end');
+$standby->stop;
+
 # Not preloaded, a connection whose subflows only its process could report
 # has a row with its pid and token, and the query one NOTICE.
 ($ret, $out, $err) = $node->psql('postgres',
@@ -120,7 +148,7 @@ $mp->quit;
 $tcp->quit;
 
 $node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'mptcpinfo'\nmax_locks_per_transaction = 256\n");
+	"shared_preload_libraries = 'mptcpinfo'\nmax_locks_per_transaction = 512\n");
 $node->restart;
 my $debug_line =
   qr/(\d+) server processes asked, \d+ recent reports reused, \d+ requests of other queries awaited, (\d+) processes gone/;
