@@ -333,7 +333,7 @@ cmd_export_layers() {
 		if [ -z "$c" ]; then
 			local failed=
 			while read -r f; do
-				[ -z "$f" ] || "${sg[@]}" rm -rq -- "$f"
+				[ -z "$f" ] || "${sg[@]}" rm -rqf -- "$f"
 			done <"$d/omit"
 			for f in $(cd "$d" && find . -name '*.diff' | sed 's|^\./||' | sort); do
 				(cd "$tmp" && patch -s -p1 -F3 --no-backup-if-mismatch <"$d/$f") || failed+=" $f"
@@ -365,7 +365,9 @@ export_apply_layer() {
 	local sg=(git -c safe.directory='*' -C "$dir")
 	[ -d "$d" ] || return 0
 	while read -r f; do
-		[ -z "$f" ] || "${sg[@]}" rm -rq -- "$f"
+		# (-f: a layer taken out before may have changed the file)
+		[ -z "$f" ] || "${sg[@]}" rm -rqf -- "$f" ||
+			die "export: could not leave out $f (patches/$PG_MAJOR/export-without-$2/omit)"
 	done <"$d/omit"
 	for f in $(cd "$d" && find . -name '*.diff' | sed 's|^\./||' | sort); do
 		"${sg[@]}" apply --index "$d/$f" ||
@@ -377,7 +379,7 @@ export_apply_layer() {
 # The layers of contrib/mptcpinfo that the export can leave out of its
 # first patch (patches/MAJOR/export-without-NAME), in the order they are
 # taken out: each is described without the ones before it.
-EXPORT_LAYERS_ORDER="report diagnostics lookups"
+EXPORT_LAYERS_ORDER="report diagnostics lookups walreceiver"
 
 # export_report_last DIR: contrib/mptcpinfo posted in layers, the views
 # first, with no core change.  The commit before the contrib commit (core's
