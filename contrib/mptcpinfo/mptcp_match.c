@@ -37,7 +37,7 @@
 
 #include "catalog/pg_authid.h"
 #include "miscadmin.h"
-#include "mptcp_match.h"
+#include "mptcp_report.h"
 #include "mptcpinfo.h"
 #include "postmaster/postmaster.h"
 #include "replication/walreceiver.h"

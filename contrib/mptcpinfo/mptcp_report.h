@@ -64,6 +64,16 @@ typedef struct MptcpOpenedSocket
 	int			pid;
 } MptcpOpenedSocket;
 
+/*
+ * Give each backend of the snapshot (index 1 to num_backends) the
+ * connections of "diag" that it recorded as it opened them, appended to
+ * outgoing[index], their pid set; with all_outgoing false, walreceivers
+ * only.  Returns how many sockets the processes recorded, -1 if they record
+ * none (mptcpinfo not preloaded).
+ */
+extern int	mptcp_report_claim_opened(MptcpDiag *diag, int num_backends,
+									  bool all_outgoing, List **outgoing);
+
 /* at shared_preload_libraries time: room for the reports, and the hook */
 extern void mptcp_report_init(void);
 

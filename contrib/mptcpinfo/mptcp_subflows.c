@@ -23,7 +23,6 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "mptcp_diag.h"
-#include "mptcp_match.h"
 #include "mptcp_subflows.h"
 #include "mptcpinfo.h"
 #include "utils/builtins.h"

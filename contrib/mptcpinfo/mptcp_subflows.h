@@ -16,7 +16,7 @@
 #ifndef MPTCP_SUBFLOWS_H
 #define MPTCP_SUBFLOWS_H
 
-#include "mptcp_match.h"
+#include "mptcpinfo.h"
 
 /*
  * The subflows of a connection that a session keeps and looks up: the

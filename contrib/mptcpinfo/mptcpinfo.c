@@ -49,7 +49,6 @@
 #include "libpq/mptcp.h"
 #include "miscadmin.h"
 #include "mptcp_diag.h"
-#include "mptcp_match.h"
 #include "mptcp_report.h"
 #include "mptcp_startup.h"
 #include "mptcpinfo.h"

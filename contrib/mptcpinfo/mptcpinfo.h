@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * mptcpinfo.h
- *	  What the files of SQL entry points share: turning the kernel's values
- *	  into columns.
+ *	  What the files of SQL entry points share: the rows of pg_stat_mptcp
+ *	  (mptcp_match.c), and turning the kernel's values into columns.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -15,6 +15,8 @@
 #define MPTCPINFO_H
 
 #include "libpq/mptcp.h"
+#include "mptcp_diag.h"
+#include "utils/backend_status.h"
 
 #ifdef USE_MPTCP
 #define MPTCP_IN_BUILD true
@@ -29,6 +31,26 @@
 
 /* the pid of the process that holds a PGPROC now, 0 if none */
 #define MPTCP_PROC_PID(proc) ((proc)->pid)
+
+/*
+ * One row of pg_stat_mptcp: a connection of a server process, or (conn
+ * NULL) a backend's plain TCP client connection or a walreceiver's plain
+ * TCP connection.
+ */
+typedef struct MptcpRow
+{
+	PgBackendStatus *beentry;
+	bool		visible;		/* may the caller see its details? */
+	bool		outgoing;		/* opened by the server process */
+	MptcpConn  *conn;
+} MptcpRow;
+
+/*
+ * The rows of pg_stat_mptcp for the MPTCP connections of "diag", in the
+ * order of the server's processes.  With all_outgoing false (versions 1.0
+ * and 1.1), the outgoing connections of walreceivers only.
+ */
+extern List *mptcp_match_rows(MptcpDiag *diag, bool all_outgoing);
 
 /* an address as mptcp_addr_to_mapped() stores it, as an inet */
 extern Datum mptcpinfo_inet_datum(int family, const uint8 *mapped);
