@@ -182,8 +182,10 @@ typedef struct MptcpDiag
 } MptcpDiag;
 
 /* what mptcp_diag_read() is to read */
-#define MPTCP_DIAG_CONNS		0x1
-#define MPTCP_DIAG_LISTENERS	0x2
+#define MPTCP_DIAG_CONNS_INET	0x1 /* the IPv4 connections */
+#define MPTCP_DIAG_CONNS_INET6	0x2 /* the IPv6 connections */
+#define MPTCP_DIAG_CONNS		(MPTCP_DIAG_CONNS_INET | MPTCP_DIAG_CONNS_INET6)
+#define MPTCP_DIAG_LISTENERS	0x4
 
 /*
  * The sockets of the server's network namespace that "what" asks for.  A

@@ -286,6 +286,28 @@ new_row(PgBackendStatus *beentry, bool visible, bool outgoing, MptcpConn *c)
 	return row;
 }
 
+int
+mptcp_match_families(void)
+{
+	int			num_backends = pgstat_fetch_stat_numbackends();
+	int			what = mptcp_report_opened_families();
+
+	/* (an MPTCP dump per family, each a walk of all MPTCP connections) */
+	for (int i = 1; i <= num_backends && what != MPTCP_DIAG_CONNS; i++)
+	{
+		PgBackendStatus *beentry =
+			&pgstat_get_local_beentry_by_index(i)->backendStatus;
+
+		if (beentry->st_clientaddr.addr.ss_family == AF_INET)
+			what |= MPTCP_DIAG_CONNS_INET;
+		else if (beentry->st_clientaddr.addr.ss_family == AF_INET6)
+			what |= MPTCP_DIAG_CONNS_INET6;
+		else if (beentry->st_backendType == B_WAL_RECEIVER)
+			what = MPTCP_DIAG_CONNS;	/* (its primary may have either) */
+	}
+	return what;
+}
+
 /*
  * The rows, in the order of the server's processes: for each backend with
  * a TCP client connection, that connection; for each server process, the

@@ -108,6 +108,8 @@ typedef struct ReportShared
 {
 	int			nslots;
 	ConditionVariable answered; /* broadcast after each answer */
+	pg_atomic_uint32 opened_families;	/* MPTCP_DIAG_CONNS_* of every socket
+										 * ever recorded as opened */
 	ReportSlot	slots[FLEXIBLE_ARRAY_MEMBER];
 } ReportShared;
 
@@ -153,6 +155,7 @@ report_shmem_startup(void)
 	{
 		report_shared->nslots = report_nslots();
 		ConditionVariableInit(&report_shared->answered);
+		pg_atomic_init_u32(&report_shared->opened_families, 0);
 		for (int i = 0; i < report_shared->nslots; i++)
 		{
 			ReportSlot *slot = &report_shared->slots[i];
@@ -388,12 +391,21 @@ note_opened_socket(int sock)
 {
 	ReportSlot *slot = my_slot();
 	uint64		inode;
+	int			domain;
+	socklen_t	len = sizeof(domain);
 	int			i = 0;
 
 	if (prev_opened_hook)
 		prev_opened_hook(sock);
 	if (slot == NULL || !fd_is_mptcp(sock, &inode))
 		return;
+	/* the views read this family's connections from now on */
+	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0)
+		domain = AF_UNSPEC;
+	pg_atomic_fetch_or_u32(&report_shared->opened_families,
+						   domain == AF_INET ? MPTCP_DIAG_CONNS_INET :
+						   domain == AF_INET6 ? MPTCP_DIAG_CONNS_INET6 :
+						   MPTCP_DIAG_CONNS);
 	while (i < MPTCP_REPORT_MAX_OPENED && still_open(slot, i))
 		i++;
 	if (i == MPTCP_REPORT_MAX_OPENED)
@@ -510,6 +522,13 @@ opened_sockets(int *nrecorded)
 		}
 	}
 	return by_inode;
+}
+
+int
+mptcp_report_opened_families(void)
+{
+	return report_shared == NULL ? 0 :
+		(int) pg_atomic_read_u32(&report_shared->opened_families);
 }
 
 /* a backend of the snapshot, by pid */

@@ -74,6 +74,13 @@ typedef struct MptcpOpenedSocket
 extern int	mptcp_report_claim_opened(MptcpDiag *diag, int num_backends,
 									  bool all_outgoing, List **outgoing);
 
+/*
+ * The address families (MPTCP_DIAG_CONNS_*) of the connections that server
+ * processes have recorded as opened since the server started; 0 if not
+ * preloaded.
+ */
+extern int	mptcp_report_opened_families(void);
+
 /* at shared_preload_libraries time: room for the reports, and the hook */
 extern void mptcp_report_init(void);
 

@@ -147,7 +147,7 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 	if (!MPTCP_IN_BUILD)
 		return (Datum) 0;
 
-	diag = mptcp_diag_read(MPTCP_DIAG_CONNS);
+	diag = mptcp_diag_read(mptcp_match_families());
 	rows = mptcp_match_rows(diag, all_outgoing);
 	conns = palloc0(sizeof(ConnSubflows) * (list_length(rows) + 1));
 	foreach(lc, rows)

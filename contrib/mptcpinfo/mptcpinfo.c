@@ -247,7 +247,7 @@ stat_mptcp(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 		elog(ERROR, "incorrect number of output arguments");
 	if (!MPTCP_IN_BUILD)
 		return (Datum) 0;
-	diag = mptcp_diag_read(MPTCP_DIAG_CONNS);
+	diag = mptcp_diag_read(mptcp_match_families());
 	mptcp_diag_close(diag);
 	/* (a kernel without MPTCP at all has no connections to miss) */
 	conns_known = diag->conns_read ||

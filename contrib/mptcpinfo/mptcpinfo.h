@@ -52,6 +52,12 @@ typedef struct MptcpRow
  */
 extern List *mptcp_match_rows(MptcpDiag *diag, bool all_outgoing);
 
+/*
+ * What mptcp_diag_read() needs to read for the rows: the families
+ * (MPTCP_DIAG_CONNS_INET, _INET6) of the server processes' connections.
+ */
+extern int	mptcp_match_families(void);
+
 /* an address as mptcp_addr_to_mapped() stores it, as an inet */
 extern Datum mptcpinfo_inet_datum(int family, const uint8 *mapped);
 

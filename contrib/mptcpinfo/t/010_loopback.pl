@@ -31,16 +31,21 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes;
+use IO::Socket::IP;
 
 BEGIN { MptcpUtils::enter_private_netns(1); }
 
 MptcpUtils::require_kernel_mptcp();
 MptcpUtils::use_tcp_nodes();
 
+# IPv6 too, where the namespace's loopback has it: the views read only the
+# address families that the server's connections use
+my $ipv6 = IO::Socket::IP->new(LocalHost => '::1', Listen => 1) ? 1 : 0;
 my $node = PostgreSQL::Test::Cluster->new('loopback');
 $node->init(allows_streaming => 1);
 $node->append_conf('postgresql.conf',
-	"listen_mptcp = on\nlisten_addresses = '127.0.0.1'\n");
+	"listen_mptcp = on\nlisten_addresses = '127.0.0.1"
+	  . ($ipv6 ? ",::1" : "") . "'\n");
 $node->start;
 my $port = $node->port;
 my $connstr = "host=127.0.0.1 port=$port dbname=postgres";
@@ -77,6 +82,22 @@ SELECT a.application_name, m.mptcp, m.subflows, m.direction
  WHERE a.application_name IN ('mp', 'tcp') ORDER BY 1}),
 	"mp|t|1|incoming\ntcp|f||incoming",
 	'pg_stat_mptcp: the MPTCP client with one subflow, the TCP one without');
+
+SKIP:
+{
+	skip 'no IPv6 loopback in the namespace', 1 unless $ipv6;
+	my $mp6 = $node->background_psql('postgres',
+		extra_params =>
+		  [ '-d' => "host=::1 port=$port dbname=postgres mptcp=1 application_name=mp6" ]);
+	is( $node->safe_psql(
+			'postgres', q{
+SELECT a.application_name, m.mptcp, m.subflows
+  FROM pg_stat_mptcp m JOIN pg_stat_activity a USING (pid)
+ WHERE a.application_name IN ('mp', 'mp6') ORDER BY 1}),
+		"mp|t|1\nmp6|t|1",
+		'pg_stat_mptcp: an IPv6 client and an IPv4 one');
+	$mp6->quit;
+}
 
 is( $node->safe_psql(
 		'postgres', qq{
@@ -170,6 +191,29 @@ is($dblink_rows->(0), "OK\n1|t|t\n1",
 	'preloaded: a dblink connection is the outgoing one of its backend');
 is($dblink_rows->(40), "OK\n1|t|t\n1",
 	'preloaded: and still after 40 others were opened and closed');
+
+# an opened IPv6 connection (to another server), while every client of
+# this one is IPv4: the views read IPv6 connections for it too
+SKIP:
+{
+	skip 'no IPv6 loopback in the namespace', 1 unless $ipv6;
+	my $other = PostgreSQL::Test::Cluster->new('other');
+	$other->init;
+	$other->append_conf('postgresql.conf',
+		"listen_mptcp = on\nlisten_addresses = '127.0.0.1,::1'\n");
+	$other->start;
+	my $oport = $other->port;
+	is( $node->safe_psql(
+			'postgres', qq{
+SELECT dblink_connect('c6', 'host=::1 port=$oport dbname=postgres mptcp=1');
+SELECT count(*), bool_and(m.mptcp), bool_and(host(c.client_addr) = '127.0.0.1')
+  FROM pg_stat_mptcp m, pg_stat_activity c
+ WHERE m.pid = pg_backend_pid() AND m.direction = 'outgoing'
+   AND c.pid = pg_backend_pid();}),
+		"OK\n1|t|t",
+		'preloaded: an IPv4 client\'s backend, its opened IPv6 connection');
+	$other->stop;
+}
 
 # A backend that takes seconds to exit: its 8,000 temporary tables are
 # dropped with interrupts held.  An asker that comes meanwhile sees that it
