@@ -456,7 +456,6 @@ mptcp_diag_read(int what)
 	MptcpDiag  *res = palloc0(sizeof(MptcpDiag));
 #ifdef USE_MPTCP
 	static const int families[] = {AF_INET, AF_INET6};
-	static const int conns_of[] = {MPTCP_DIAG_CONNS_INET, MPTCP_DIAG_CONNS_INET6};
 	int			fd;
 #endif
 
@@ -473,8 +472,7 @@ mptcp_diag_read(int what)
 	res->listeners_read = (what & MPTCP_DIAG_LISTENERS) != 0;
 	for (int i = 0; i < lengthof(families); i++)
 	{
-		/* (each family's dump walks all the kernel's MPTCP connections) */
-		if (res->conns_read && (what & conns_of[i]) &&
+		if (res->conns_read && (what & MPTCP_DIAG_CONNS_OF(families[i])) &&
 			!sock_diag_dump(fd, res, families[i], IPPROTO_MPTCP, TCP_STATES_BUT_LISTEN) &&
 			errno != EAFNOSUPPORT)
 		{

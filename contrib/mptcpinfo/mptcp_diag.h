@@ -186,6 +186,10 @@ typedef struct MptcpDiag
 #define MPTCP_DIAG_CONNS_INET6	0x2 /* the IPv6 connections */
 #define MPTCP_DIAG_CONNS		(MPTCP_DIAG_CONNS_INET | MPTCP_DIAG_CONNS_INET6)
 #define MPTCP_DIAG_LISTENERS	0x4
+/* the connections of an address family (AF_INET, AF_INET6; else none) */
+#define MPTCP_DIAG_CONNS_OF(family) \
+	((family) == AF_INET ? MPTCP_DIAG_CONNS_INET : \
+	 (family) == AF_INET6 ? MPTCP_DIAG_CONNS_INET6 : 0)
 
 /*
  * The sockets of the server's network namespace that "what" asks for.  A

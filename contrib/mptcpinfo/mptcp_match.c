@@ -298,12 +298,10 @@ mptcp_match_families(void)
 		PgBackendStatus *beentry =
 			&pgstat_get_local_beentry_by_index(i)->backendStatus;
 
-		if (beentry->st_clientaddr.addr.ss_family == AF_INET)
-			what |= MPTCP_DIAG_CONNS_INET;
-		else if (beentry->st_clientaddr.addr.ss_family == AF_INET6)
-			what |= MPTCP_DIAG_CONNS_INET6;
-		else if (beentry->st_backendType == B_WAL_RECEIVER)
-			what = MPTCP_DIAG_CONNS;	/* (its primary may have either) */
+		what |= MPTCP_DIAG_CONNS_OF(beentry->st_clientaddr.addr.ss_family);
+		/* (a walreceiver's primary may have either family) */
+		if (beentry->st_backendType == B_WAL_RECEIVER)
+			what = MPTCP_DIAG_CONNS;
 	}
 	return what;
 }

@@ -40,10 +40,6 @@
  * TCP sysctls that MPTCP connections depend on: each subflow is a TCP
  * socket and gets the namespace's congestion control.
  */
-static const char *const tcp_sysctls[] = {
-	"net.ipv4.tcp_congestion_control",
-};
-
 /*
  * Read at most max - 1 bytes of a file into buf, NUL-terminated.  Returns
  * the length, or -1 if the file cannot be read.
@@ -102,6 +98,7 @@ mptcp_proc_sysctls(void)
 	DIR		   *dir;
 	struct dirent *de;
 	char		path[MAXPGPATH];
+	MptcpProcItem *item;
 
 	dir = AllocateDir(SYSCTL_DIR);
 	while ((de = ReadDirExtended(dir, SYSCTL_DIR, DEBUG1)) != NULL)
@@ -118,21 +115,11 @@ mptcp_proc_sysctls(void)
 	if (dir)
 		FreeDir(dir);
 
-	/* the TCP sysctls that matter to MPTCP connections, if they can be read */
-	for (int i = 0; i < lengthof(tcp_sysctls); i++)
-	{
-		MptcpProcItem *item;
-
-		snprintf(path, sizeof(path), "/proc/sys/%s", tcp_sysctls[i]);
-		for (char *p = path + strlen("/proc/sys/"); *p; p++)
-		{
-			if (*p == '.')
-				*p = '/';
-		}
-		item = read_sysctl(path, pstrdup(tcp_sysctls[i]));
-		if (item->value != NULL)
-			result = lappend(result, item);
-	}
+	/* the congestion control that MPTCP subflows use, if it can be read */
+	item = read_sysctl("/proc/sys/net/ipv4/tcp_congestion_control",
+					   pstrdup("net.ipv4.tcp_congestion_control"));
+	if (item->value != NULL)
+		result = lappend(result, item);
 
 	list_sort(result, item_cmp);
 	return result;

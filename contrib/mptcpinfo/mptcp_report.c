@@ -399,13 +399,10 @@ note_opened_socket(int sock)
 		prev_opened_hook(sock);
 	if (slot == NULL || !fd_is_mptcp(sock, &inode))
 		return;
-	/* the views read this family's connections from now on */
-	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0)
-		domain = AF_UNSPEC;
+	/* the views read this family's connections from now on (both if unsure) */
 	pg_atomic_fetch_or_u32(&report_shared->opened_families,
-						   domain == AF_INET ? MPTCP_DIAG_CONNS_INET :
-						   domain == AF_INET6 ? MPTCP_DIAG_CONNS_INET6 :
-						   MPTCP_DIAG_CONNS);
+						   getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 ?
+						   MPTCP_DIAG_CONNS : MPTCP_DIAG_CONNS_OF(domain));
 	while (i < MPTCP_REPORT_MAX_OPENED && still_open(slot, i))
 		i++;
 	if (i == MPTCP_REPORT_MAX_OPENED)

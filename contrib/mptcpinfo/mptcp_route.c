@@ -144,9 +144,13 @@ bool
 mptcp_route_list(List **routes)
 {
 #ifdef USE_MPTCP
-	static const int families[] = {AF_INET, AF_INET6};
 	struct route_dump dump;
 	int			fd;
+	struct
+	{
+		struct nlmsghdr nlh;
+		struct rtmsg rtm;
+	}			req;
 
 	dump.routes = NIL;
 	dump.lo_ifindex = if_nametoindex("lo");
@@ -156,28 +160,18 @@ mptcp_route_list(List **routes)
 		elog(DEBUG1, "could not create rtnetlink socket: %m");
 		return false;
 	}
-	for (int i = 0; i < lengthof(families); i++)
+	/* AF_UNSPEC: one dump of every family's routes, IPv6 where there is */
+	memset(&req, 0, sizeof(req));
+	req.nlh.nlmsg_len = NLMSG_LENGTH(sizeof(req.rtm));
+	req.nlh.nlmsg_type = RTM_GETROUTE;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	req.rtm.rtm_family = AF_UNSPEC;
+	if (!mptcp_netlink_request(fd, &req.nlh, route_cb, &dump,
+							   ROUTE_MAX_MESSAGES))
 	{
-		struct
-		{
-			struct nlmsghdr nlh;
-			struct rtmsg rtm;
-		}			req;
-
-		memset(&req, 0, sizeof(req));
-		req.nlh.nlmsg_len = NLMSG_LENGTH(sizeof(req.rtm));
-		req.nlh.nlmsg_type = RTM_GETROUTE;
-		req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-		req.rtm.rtm_family = families[i];
-		/* a kernel without IPv6 answers its dump with an error: skip it */
-		if (!mptcp_netlink_request(fd, &req.nlh, route_cb, &dump,
-								   ROUTE_MAX_MESSAGES) &&
-			(families[i] == AF_INET || errno != EAFNOSUPPORT))
-		{
-			elog(DEBUG1, "could not read the routes: %m");
-			close(fd);
-			return false;
-		}
+		elog(DEBUG1, "could not read the routes: %m");
+		close(fd);
+		return false;
 	}
 	close(fd);
 	*routes = dump.routes;
