@@ -37,10 +37,6 @@
 #define MAX_NETSTAT_SIZE (256 * 1024)
 
 /*
- * TCP sysctls that MPTCP connections depend on: each subflow is a TCP
- * socket and gets the namespace's congestion control.
- */
-/*
  * Read at most max - 1 bytes of a file into buf, NUL-terminated.  Returns
  * the length, or -1 if the file cannot be read.
  */
@@ -115,7 +111,10 @@ mptcp_proc_sysctls(void)
 	if (dir)
 		FreeDir(dir);
 
-	/* the congestion control that MPTCP subflows use, if it can be read */
+	/*
+	 * each subflow is a TCP socket and gets the namespace's congestion
+	 * control, if it can be read
+	 */
 	item = read_sysctl("/proc/sys/net/ipv4/tcp_congestion_control",
 					   pstrdup("net.ipv4.tcp_congestion_control"));
 	if (item->value != NULL)

@@ -332,9 +332,7 @@ cmd_export_layers() {
 		c=$("${sg[@]}" log --format=%H --grep="^without $layer\$" -1 HEAD)
 		if [ -z "$c" ]; then
 			local failed=
-			while read -r f; do
-				[ -z "$f" ] || "${sg[@]}" rm -rqf -- "$f"
-			done <"$d/omit"
+			export_omit "$tmp" "$layer"
 			for f in $(cd "$d" && find . -name '*.diff' | sed 's|^\./||' | sort); do
 				(cd "$tmp" && patch -s -p1 -F3 --no-backup-if-mismatch <"$d/$f") || failed+=" $f"
 			done
@@ -357,6 +355,17 @@ cmd_export_layers() {
 	done
 }
 
+# export_omit DIR NAME: the files that patches/MAJOR/export-without-NAME/omit
+# lists, removed from the index and files of DIR.
+export_omit() {
+	local f
+	while read -r f; do
+		# (-f: a layer taken out before may have changed the file)
+		[ -z "$f" ] || git -c safe.directory='*' -C "$1" rm -rqf -- "$f" ||
+			die "export: could not leave out $f (patches/$PG_MAJOR/export-without-$2/omit)"
+	done <"$SERIES_DIR/export-without-$2/omit"
+}
+
 # export_apply_layer DIR NAME: the diffs of patches/MAJOR/export-without-NAME
 # applied exactly to the index and files of DIR, and its omitted files
 # removed.
@@ -364,11 +373,7 @@ export_apply_layer() {
 	local dir=$1 d=$SERIES_DIR/export-without-$2 f
 	local sg=(git -c safe.directory='*' -C "$dir")
 	[ -d "$d" ] || return 0
-	while read -r f; do
-		# (-f: a layer taken out before may have changed the file)
-		[ -z "$f" ] || "${sg[@]}" rm -rqf -- "$f" ||
-			die "export: could not leave out $f (patches/$PG_MAJOR/export-without-$2/omit)"
-	done <"$d/omit"
+	export_omit "$dir" "$2"
 	for f in $(cd "$d" && find . -name '*.diff' | sed 's|^\./||' | sort); do
 		"${sg[@]}" apply --index "$d/$f" ||
 			die "export: patches/$PG_MAJOR/export-without-$2/$f does not apply:
