@@ -3,16 +3,16 @@
  * mptcp_lookup.c
  *	  Subflows of pg_stat_mptcp_subflows looked up by their ends.
  *
- * A dump of the kernel's TCP sockets walks its whole table of connections,
- * however few it holds (2 ms for 262,144 buckets, which is what 24 GiB of
- * memory gives): most of what the view would cost.  So where a subflow's
- * ends are known, its TCP socket is asked for by them instead, which the
- * kernel finds in its hash table at once (mptcp_diag_lookup()).  A
- * connection with a single subflow, its initial one, has the connection's
- * own ends.  The session keeps the others' ends, however they were found,
- * for its next query, which looks them up directly while the connection
- * has as many subflows.  An exporter's session thus reads the dump or asks
- * a process only when a subflow came or went.
+ * A dump of the kernel's TCP sockets fills an answer, tcp_info and all, for
+ * every TCP socket of the network namespace, and walks the kernel's whole
+ * table of connections besides.  So where a subflow's ends are known, its TCP
+ * socket is asked for by them instead, which the kernel finds in its hash
+ * table at once (mptcp_diag_lookup()).  A connection with a single subflow,
+ * its initial one, has the connection's own ends.  The session keeps the
+ * others' ends, however they were found, for its next query, which looks
+ * them up directly while the connection has as many subflows.  An exporter's
+ * session thus reads the dump or asks a process only when a subflow came or
+ * went.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *

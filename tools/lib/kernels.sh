@@ -38,8 +38,9 @@ fi
 # mptcpinfo's views and the connection tests: what CI runs on 6.12
 # (what fits beside 17's check in check-all: the subflows view, the
 # start-up messages, the reports of server processes, a stalled subflow
-# seen from SQL, the connection tests and socket options)
-KERNEL_TESTS_CI="mptcpinfo/001_live mptcpinfo/004_startup mptcpinfo/008_reports mptcpinfo/009_stalled mptcp/002_connect"
+# seen from SQL, the views over loopback with a standby and IPv6 clients,
+# the connection tests and socket options)
+KERNEL_TESTS_CI="mptcpinfo/001_live mptcpinfo/004_startup mptcpinfo/008_reports mptcpinfo/009_stalled mptcpinfo/010_loopback mptcp/002_connect"
 
 kernel_names() { awk '!/^#/ && NF { print $1 }' "$KERNELS_CONF" | uniq; }
 
