@@ -297,8 +297,10 @@ SKIP:
 				# them however slow the machine is)
 				# (NULL before Linux 6.5)
 				my $conn = "coalesce((SELECT bytes_acked FROM pg_stat_mptcp WHERE pid = $pid)::text, '')";
+				# (and, for a failure's diagnostics, each subflow's acked
+				# bytes and the connection's sent and reinjected ones)
 				my $r = query(
-					"SELECT $conn || '|' || (SELECT count(*) || '|' || coalesce(sum(bytes_acked)::text, '') FROM pg_stat_mptcp_subflows WHERE pid = $pid) || '|' || $conn"
+					"SELECT $conn || '|' || (SELECT count(*) || '|' || coalesce(sum(bytes_acked)::text, '') || '|' || $conn || '|' || coalesce(string_agg(bytes_acked::text, ' '), '') FROM pg_stat_mptcp_subflows WHERE pid = $pid) || '|' || coalesce((SELECT bytes_sent || ' sent, ' || bytes_retrans || ' reinjected' FROM pg_stat_mptcp WHERE pid = $pid), '')"
 				);
 				$subflow_rows = $r if $r =~ /^\d*\|\d+\|/;
 				last if @samples >= 2;
@@ -315,8 +317,8 @@ SKIP:
 	is(scalar @samples, 2, "backup seen live with $npaths subflows, twice");
 	cmp_ok($samples[1] // 0, '>', $samples[0] // 0,
 		'backup counters grow between samples');
-	my ($before, $nrows, $sum, $after) =
-	  split /\|/, ($subflow_rows // '0|0|0|0'), -1;
+	my ($before, $nrows, $sum, $after, $each, $conn_sent) =
+	  split /\|/, ($subflow_rows // '0|0|0|0||'), -1;
 	is($nrows, $npaths, "one subflow row per path");
 	SKIP:
 	{
@@ -328,7 +330,8 @@ SKIP:
 		cmp_ok($sum, '>=', 0.9 * $before,
 			"subflows' acked bytes add up to the connection's ($before <= $sum, then $after)");
 		cmp_ok($sum, '<=', 1.6 * $after + 1_000_000,
-			'subflows add up to the connection, within reason');
+			'subflows add up to the connection, within reason')
+		  or diag "subflows' acked bytes: $each; the connection: $conn_sent";
 	}
 }
 
