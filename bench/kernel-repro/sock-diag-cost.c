@@ -41,6 +41,7 @@
 
 static struct inet_diag_sockid *subflows;
 static int nsubflows;
+static int max_subflows;
 static unsigned short server_port;
 static char buf[1 << 16];
 
@@ -84,7 +85,8 @@ drain(int fd, int collect)
 						strerror(-((struct nlmsgerr *) NLMSG_DATA(h))->error));
 				exit(1);
 			}
-			if (collect && ntohs(m->id.idiag_sport) == server_port)
+			if (collect && ntohs(m->id.idiag_sport) == server_port &&
+				nsubflows < max_subflows)
 				subflows[nsubflows++] = m->id;
 			n++;
 		}
@@ -250,7 +252,8 @@ main(int argc, char **argv)
 	fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_SOCK_DIAG);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)))
 		die("netlink");
-	subflows = calloc(4 * n, sizeof(*subflows));
+	max_subflows = 4 * n;		/* (2 expected a connection) */
+	subflows = calloc(max_subflows, sizeof(*subflows));
 	dump(fd, IPPROTO_TCP, 0, server_port, 1);
 	printf("%d MPTCP connections, %d subflows on the server side; %d plain TCP connections\n",
 		   n, nsubflows, noise);
