@@ -40,11 +40,19 @@
 #              the same with path 4's server endpoint "signal backup"
 #   mptcp_guide
 #              what guide/failover.md recommends, read from its files:
-#              guide/failover/sysctl.conf on both hosts,
+#              guide/failover/sysctl.conf on both hosts (net.mptcp only),
 #              guide/failover/primary.conf on the primary,
-#              guide/failover/standby.conf on the standby, and a
+#              guide/failover/standby.conf on the standby, a
 #              primary_conninfo with the primary's 4 addresses,
-#              mptcp=require
+#              mptcp=require, and guide/failover/host-setup on the lab's
+#              cgroup: "make bench" runs the lab in a cgroup with it when
+#              this is the only mode (BENCH_HOST_SETUP; root only), and
+#              this mode refuses to run without it unless
+#              BENCH_HOST_SETUP=none
+#   mptcp_hostwide
+#              the guide's fallback: the same, with
+#              guide/failover/sysctl-host-wide.conf instead of sysctl.conf
+#              and no host-setup
 #   tcp        host=198.18.1.1,198.18.2.1,198.18.3.1,198.18.4.1 (the
 #              primary's 4 addresses), plain TCP, default
 #              wal_receiver_timeout / wal_sender_timeout (60 s)
@@ -105,6 +113,13 @@ trap cleanup EXIT
 bench_start=$(now)
 
 case $STALL_LAB in bench | field) ;; *) say "BENCH_STALL_LAB must be bench or field"; exit 1 ;; esac
+HOST_SETUP=none
+if [ -n "${BENCH_HOST_SETUP_CGROUP:-}" ]; then
+	HOST_SETUP="$(basename "${BENCH_HOST_SETUP:-?}") on the lab's cgroup, for every mode"
+elif [ "${BENCH_HOST_SETUP:-}" != none ] && [[ " $MODES " == *" mptcp_guide "* ]]; then
+	say "mode mptcp_guide needs guide/failover/host-setup: run \"make bench\" as root with mptcp_guide as the only mode (BENCH_HOST_SETUP=none: without it)"
+	exit 1
+fi
 [ "$FAIL_AT" -ge 8 ] && [ "$SECONDS_RUN" -gt $((FAIL_AT + 5)) ] ||
 	{ say "BENCH_STALL_FAIL_AT must be >= 8 and BENCH_STALL_SECONDS > FAIL_AT + 5"; exit 1; }
 
@@ -113,7 +128,7 @@ runs=$OUT/runs.csv
 timeline=$OUT/timeline.csv
 addrs=$(seq -s, -f '198.18.%g.1' 1 $NPATHS)
 {
-	echo "# lab: $STALL_LAB; kernel: $(uname -sr); $NPATHS paths of $RATE through the router lab, cc $LAB_CC; pgbench TPC-B like, scale $SCALE, $CLIENTS clients, -R $TPS, $SECONDS_RUN s a run, busiest path blackholed at $FAIL_AT s; synchronous_commit = on, one synchronous standby; $(nproc) cores"
+	echo "# lab: $STALL_LAB; kernel: $(uname -sr); $NPATHS paths of $RATE through the router lab, cc $LAB_CC; pgbench TPC-B like, scale $SCALE, $CLIENTS clients, -R $TPS, $SECONDS_RUN s a run, busiest path blackholed at $FAIL_AT s; synchronous_commit = on, one synchronous standby; host setup: $HOST_SETUP; $(nproc) cores"
 	echo "mode,round,blackholed_path,subflows,baseline_tps,max_latency_ms,max_gap_ms,slow_commits,recovery_s,capped,cap_s,commits,failed_tx,pgbench_errors,walreceiver_restarts,sender_host_after,load1"
 } >"$runs"
 echo "mode,round,t,commits,max_latency_ms" >"$timeline"
@@ -125,9 +140,11 @@ cat >>"$PGDATA_LAB/postgresql.conf" <<EOF
 synchronous_commit = on
 synchronous_standby_names = 'bench_standby'
 EOF
-# the field lab: the defaults a user's server has (later lines win)
+# the field lab: the defaults a user's server has (later lines win), and
+# mptcpinfo preloaded as the README's quick start does (before Linux 6.15
+# the subflows view needs it: the wait for the joins reads it)
 if [ "$STALL_LAB" = field ]; then
-	printf 'fsync = on\nfull_page_writes = on\nautovacuum = on\n' >>"$PGDATA_LAB/postgresql.conf"
+	printf "fsync = on\nfull_page_writes = on\nautovacuum = on\nshared_preload_libraries = 'mptcpinfo'\n" >>"$PGDATA_LAB/postgresql.conf"
 fi
 server_start on
 PGOPTIONS='-c synchronous_commit=local' pgbench -q -i -s "$SCALE" -h "$WORK" -p "$PGPORT_LAB" postgres >/dev/null 2>&1
@@ -146,7 +163,7 @@ set_mode() {
 	case $mode in
 	mptcp | mptcp_stale1 | mptcp_stale2 | mptcp_stale3 | mptcp_rtomax | mptcp_retries2 | mptcp_backup)
 		conninfo="host=198.18.1.1 port=$PGPORT_LAB mptcp=1" ;;
-	mptcp_guide)
+	mptcp_guide | mptcp_hostwide)
 		conninfo="host=$addrs port=$PGPORT_LAB mptcp=require" ;;
 	mptcp_keepalive)
 		conninfo="host=198.18.1.1 port=$PGPORT_LAB mptcp=1 keepalives=1 keepalives_idle=1 keepalives_interval=1 keepalives_count=2" ;;
@@ -171,7 +188,10 @@ set_mode() {
 	host_sysctl net/ipv4/tcp_retries2 "$retries2"
 	host_sysctl net/ipv4/tcp_syn_retries 6
 	host_sysctl net/mptcp/blackhole_timeout 3600
-	if [ "$mode" = mptcp_guide ]; then guide_sysctls; fi
+	case $mode in
+	mptcp_guide) guide_sysctls "$GUIDE/sysctl.conf" ;;
+	mptcp_hostwide) guide_sysctls "$GUIDE/sysctl-host-wide.conf" ;;
+	esac
 	sql "ALTER SYSTEM RESET ALL"
 	: >"$STANDBY_DATA/stall_mode.conf"
 	if [ "$mode" = tcp_tuned ] || [ "$mode" = mptcp_keepalive ]; then
@@ -187,7 +207,7 @@ set_mode() {
 		wal_retrieve_retry_interval = '1s'
 		EOF
 	fi
-	if [ "$mode" = mptcp_guide ]; then
+	if [ "$mode" = mptcp_guide ] || [ "$mode" = mptcp_hostwide ]; then
 		guide_settings "$GUIDE/primary.conf" | while read -r name value; do
 			sql "ALTER SYSTEM SET $name = $value"
 		done
@@ -217,13 +237,13 @@ guide_settings() {
 	sed -n 's/^[[:space:]]*\([a-z0-9_.]*\)[[:space:]]*=[[:space:]]*\([^[:space:]#]*\).*/\1 \2/p' "$1"
 }
 
-# The guide's sysctl.conf on both hosts (a key this kernel lacks is
-# skipped, as host_sysctl does)
+# guide_sysctls FILE: one of the guide's sysctl files on both hosts (a key
+# this kernel lacks is skipped, as host_sysctl does)
 guide_sysctls() {
 	local key value
 	while read -r key value; do
 		host_sysctl "$(echo "$key" | tr . /)" "$value"
-	done < <(guide_settings "$GUIDE/sysctl.conf")
+	done < <(guide_settings "$1")
 }
 
 # Bounded wait for a synchronous, streaming standby; prints its walsender's pid.

@@ -299,3 +299,58 @@ kernels_summary() {
 		true
 	done
 }
+
+# kernels_bench SCRIPT OUT: "make bench BENCH_KERNEL=NAME": the scenario
+# bench/SCRIPT inside a guest of kernel NAME (tools/kernels.conf), run there
+# by tools/lib/kernels-guest-bench.sh as "make bench" runs it here; its
+# results end up in OUT.  Emulation (no KVM here) slows the guest: compare a
+# figure with the same lab in a guest of the host's own kernel, not with
+# the host.
+kernels_bench() {
+	local script=$1 out=$2 name=$BENCH_KERNEL vmlinuz kvm run rc=0 start
+	awk -v n="$name" '!/^#/ && $1 == n { f = 1 } END { exit !f }' "$KERNELS_CONF" ||
+		die "no kernel $name in tools/kernels.conf (there: $(kernel_names | paste -sd' '))"
+	is_root || die "BENCH_KERNEL needs root (qemu, and the guest's root sets up the lab)"
+	mkdir -p "$KERNELS_DIR"
+	kernels_deps
+	[ "${KERNELS_NO_INSTALL:-0}" = 1 ] || PREFIX=$KERNELS_PREFIX cmd_install
+	own_workspace
+	vmlinuz=$(kernels_fetch "$name") || die "kernel $name could not be fetched (see $KERNELS_DIR/apt.log)"
+	kvm=$(kernels_kvm_option "$vmlinuz")
+	run=$KERNELS_DIR/$name/bench
+	rm -rf "$run"
+	mkdir -p "$run"
+	# What the guest runs, copied: a clone may be under /tmp or /var/tmp,
+	# which the guest does not see, and each directory mounted is a boot
+	# parameter, of which the kernel takes few ("Too many boot env vars").
+	mkdir -p "$run/top/src/test" "$run/top/tools/lib"
+	cp -r "$TOP/bench" "$TOP/guide" "$run/top/"
+	cp -r "$TOP/src/test/mptcp" "$run/top/src/test/"
+	cp "$TOP/tools/lib/kernels-guest-bench.sh" "$run/top/tools/lib/"
+	# the settings, as the guest's script reads them back (host-setup from
+	# the copy)
+	(for v in $(compgen -e | grep -E '^BENCH_'); do declare -p "$v"; done) | sed 's/^declare -x/export/' >"$run/settings"
+	[ -z "${BENCH_HOST_SETUP:-}" ] || [ "$BENCH_HOST_SETUP" = none ] ||
+		echo "export BENCH_HOST_SETUP=$run/top/guide/failover/$(basename "$BENCH_HOST_SETUP")" >>"$run/settings"
+	note "kernel $name: booting $(basename "$vmlinuz") ${kvm:-with KVM} for bench/$script"
+	start=$(date +%s)
+	timeout "${KERNEL_BOOT_TIMEOUT:-5400}" "${VNG[@]}" -r "$vmlinuz" $kvm \
+		--memory "${KERNELS_MEMORY:-3G}" --cpus 2 --user root --rwdir "$run" \
+		--rodir "$KERNELS_PREFIX" --rodir "$KERNELS_DIR/$name/root" \
+		--exec "bash $run/top/tools/lib/kernels-guest-bench.sh $run $KERNELS_PREFIX $run/top $TEST_USER $script >$run/guest.log 2>&1" \
+		>"$run/vng.log" 2>&1 || rc=$?
+	note "kernel $name: $(($(date +%s) - start)) s$([ "$rc" != 124 ] || echo " (KERNEL_BOOT_TIMEOUT reached)")"
+	grep '^==>' "$run/guest.log" | tail -40 >&2 || true
+	[ -f "$run/finished" ] || { note "kernel $name: the guest did not finish; its last lines:"; kernels_last_lines "$run" | sed 's/^/    /' >&2; }
+	mkdir -p "$out"
+	[ ! -d "$run/out" ] || cp -r "$run/out/." "$out/"
+	cp "$run/kernel" "$out/kernel.txt" 2>/dev/null || true
+	cp "$run/host-setup.txt" "$out/host-setup.txt" 2>/dev/null || true
+	chown -R --reference="$TOP" "$out"
+	note "results in $out"
+	if [ "$script" = failover-stall.sh ]; then
+		failover_summary "$name" "$out/runs.csv" \
+			$((${BENCH_RUNS:-3} * $(echo ${BENCH_STALL_MODES:-mptcp tcp tcp_tuned} | wc -w)))
+	fi
+	[ -f "$run/finished" ] && [ "$(cat "$run/finished")" = 0 ]
+}

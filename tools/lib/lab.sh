@@ -48,11 +48,32 @@ run_in_lab() {
 	as_tester "${ns[@]}" true 2>/dev/null ||
 		die "cannot create an unprivileged user + network namespace here (needed for the lab):
   check 'sysctl kernel.unprivileged_userns_clone' / user.max_user_namespaces"
-	local rc=0
+	local rc=0 cg=
+	# BENCH_HOST_SETUP=CMD: what a package sets up on a host beside
+	# PostgreSQL (guide/failover/host-setup), run as root on a cgroup v2
+	# directory of its own; the whole lab runs in that cgroup, so that a
+	# program CMD attaches there sees the lab's servers and their subflows.
+	if [ -n "${BENCH_HOST_SETUP:-}" ] && [ "$BENCH_HOST_SETUP" != none ]; then
+		is_root || die "BENCH_HOST_SETUP needs root (it attaches a program to a cgroup)"
+		cg=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+		[ -n "$cg" ] || die "BENCH_HOST_SETUP needs a cgroup v2 hierarchy (none mounted)"
+		cg=$cg/pg-mptcp-lab.$$
+		mkdir "$cg"
+		"$BENCH_HOST_SETUP" "$cg" >&2 || { rmdir "$cg"; die "$BENCH_HOST_SETUP $cg failed"; }
+		export BENCH_HOST_SETUP_CGROUP=$cg
+	fi
 	# pass on the demo's and benchmark's settings (DEMO_*, BENCH_*, ...)
 	local settings
 	mapfile -t settings < <(env | grep -E '^(DEMO_|BENCH_|PGBENCH_SECONDS=)' || true)
-	as_tester "${settings[@]}" "${ns[@]}" bash "$TOP/bench/$script" "$PREFIX/bin" "$work" "$TOP/src/test/mptcp/lab.sh" "$@" || rc=$?
+	(
+		[ -z "$cg" ] || echo $BASHPID >"$cg/cgroup.procs"
+		as_tester "${settings[@]}" "${ns[@]}" bash "$TOP/bench/$script" "$PREFIX/bin" "$work" "$TOP/src/test/mptcp/lab.sh" "$@"
+	) || rc=$?
+	if [ -n "$cg" ]; then
+		"$BENCH_HOST_SETUP" --status "$cg" >&2 || true
+		"$BENCH_HOST_SETUP" --remove "$cg" || true
+		rmdir "$cg" || true
+	fi
 	rm -rf "$work"
 	return $rc
 }
@@ -74,6 +95,15 @@ cmd_bench() {
 		script=$BENCH_SCENARIOS.sh
 		out=${BENCH_OUT:-$TOP/bench/results/$BENCH_SCENARIOS} ;;
 	esac
+	# the failover-stall mode that measures the guide's settings gets the
+	# guide's host-setup too, when it is the only mode of the run
+	if [ "${BENCH_SCENARIOS:-}" = failover-stall ] && [ "${BENCH_STALL_MODES:-}" = mptcp_guide ]; then
+		export BENCH_HOST_SETUP=${BENCH_HOST_SETUP:-$TOP/guide/failover/host-setup}
+	fi
+	if [ -n "${BENCH_KERNEL:-}" ]; then
+		kernels_bench "$script" "$out"
+		return
+	fi
 	cmd_deps
 	cmd_install
 	mkdir -p "$out"
@@ -82,6 +112,21 @@ cmd_bench() {
 	run_in_lab "$script" "$out"
 	is_root && chown -R --reference="$TOP" "$out"
 	note "results in $out"
+	[ "$script" != failover-stall.sh ] || failover_summary "$(uname -r)" "$out/runs.csv"
+}
+
+# failover_summary NAME RUNS_CSV [EXPECTED_RUNS]: one line for the runs of a
+# failover-stall run.  A run whose commits were still waiting at its end
+# (capped), or one that never finished (fewer than EXPECTED_RUNS lines), is
+# hung, and counts as the longest.
+failover_summary() {
+	awk -F, -v name="$1" -v want="${3:-0}" '
+		/^#/ || $1 == "mode" { next }
+		{ n++; s = sprintf("%.3f", $6 / 1000); if ($10 == 1) { s = ">=" s; hung++ } list = list " " s
+		  if ($6 > 1000) over++ }
+		END { for (; n < want; n++) { list = list " unfinished"; hung++; over++ }
+		      printf "failover %s: longest commit per run:%s s; over 1 s: %d; hung: %d\n", name, list, over, hung }' \
+		<(cat "$2" 2>/dev/null)
 }
 
 cmd_clean() { rm -rf "$BUILD" "$RELEASE_BUILD" "$WORKDIR/export" "$WORKDIR/data"; note "removed builds, export and data"; }
