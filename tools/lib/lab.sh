@@ -70,7 +70,8 @@ run_in_lab() {
 		as_tester "${settings[@]}" "${ns[@]}" bash "$TOP/bench/$script" "$PREFIX/bin" "$work" "$TOP/src/test/mptcp/lab.sh" "$@"
 	) || rc=$?
 	if [ -n "$cg" ]; then
-		"$BENCH_HOST_SETUP" --status "$cg" >&2 || true
+		# (what the program did, beside the results when there are any)
+		"$BENCH_HOST_SETUP" --status "$cg" | tee ${BENCH_HOST_SETUP_STATUS:+"$BENCH_HOST_SETUP_STATUS"} >&2 || true
 		"$BENCH_HOST_SETUP" --remove "$cg" || true
 		rmdir "$cg" || true
 	fi
@@ -109,7 +110,7 @@ cmd_bench() {
 	mkdir -p "$out"
 	out=$(cd "$out" && pwd)
 	is_root && chown -R "$TEST_USER:" "$out"
-	run_in_lab "$script" "$out"
+	BENCH_HOST_SETUP_STATUS=$out/host-setup.txt run_in_lab "$script" "$out"
 	is_root && chown -R --reference="$TOP" "$out"
 	note "results in $out"
 	[ "$script" != failover-stall.sh ] || failover_summary "$(uname -r)" "$out/runs.csv"
