@@ -48,7 +48,9 @@
 #              cgroup: "make bench" runs the lab in a cgroup with it when
 #              this is the only mode (BENCH_HOST_SETUP; root only), and
 #              this mode refuses to run without it unless
-#              BENCH_HOST_SETUP=none
+#              BENCH_HOST_SETUP=none; a signal endpoint on the primary's
+#              first address too, and guide/failover/mend-paths running on
+#              both hosts (it re-announces a path that comes back)
 #   mptcp_hostwide
 #              the guide's fallback: the same, with
 #              guide/failover/sysctl-host-wide.conf instead of sysctl.conf
@@ -84,6 +86,10 @@
 # retransmissions, and every second the walsender's subflows
 # (pg_stat_mptcp_subflows) and `ss -tinM` on the primary: logs/, and the
 # counters' timeline in counters.csv.
+# BENCH_STALL_RESTORE_AFTER=S brings the cut path back S seconds after the
+# cut (default: never), and the run then records, in path-back.csv, how long
+# until the walsender's connection has a subflow on that path again (empty
+# when it has none by the end of the run).
 # BENCH_RUNS (3) rounds.  A run ends at BENCH_STALL_SECONDS: commits still
 # waiting then (the standby never came back) are released by emptying
 # synchronous_standby_names, so their latency is at least the time left
@@ -105,11 +111,19 @@ CLIENTS=${BENCH_STALL_CLIENTS:-4}
 SECONDS_RUN=${BENCH_STALL_SECONDS:-80}
 FAIL_AT=${BENCH_STALL_FAIL_AT:-15}
 SCALE=${BENCH_STALL_SCALE:-4}
+RESTORE_AFTER=${BENCH_STALL_RESTORE_AFTER:-0}
 STALL_LAB=${BENCH_STALL_LAB:-bench}
 GUIDE=$(cd "$(dirname "$0")/../guide/failover" && pwd)
 NPATHS=4
 export LAB_CC=${BENCH_CC:-reno}
-trap cleanup EXIT
+MENDERS=()
+stop_menders() {
+	local pid
+	for pid in "${MENDERS[@]}"; do kill "$pid" 2>/dev/null || true; done
+	for pid in "${MENDERS[@]}"; do wait "$pid" 2>/dev/null || true; done
+	MENDERS=()
+}
+trap 'stop_menders; cleanup' EXIT
 bench_start=$(now)
 
 case $STALL_LAB in bench | field) ;; *) say "BENCH_STALL_LAB must be bench or field"; exit 1 ;; esac
@@ -122,6 +136,8 @@ elif [ "${BENCH_HOST_SETUP:-}" != none ] && [[ " $MODES " == *" mptcp_guide "* ]
 fi
 [ "$FAIL_AT" -ge 8 ] && [ "$SECONDS_RUN" -gt $((FAIL_AT + 5)) ] ||
 	{ say "BENCH_STALL_FAIL_AT must be >= 8 and BENCH_STALL_SECONDS > FAIL_AT + 5"; exit 1; }
+[[ "$RESTORE_AFTER" =~ ^[0-9]+$ ]] && { [ "$RESTORE_AFTER" = 0 ] || [ $((FAIL_AT + RESTORE_AFTER + 10)) -le "$SECONDS_RUN" ]; } ||
+	{ say "BENCH_STALL_RESTORE_AFTER must be a number of seconds, with at least 10 s of the run left after it"; exit 1; }
 
 mkdir -p "$OUT"
 runs=$OUT/runs.csv
@@ -133,6 +149,7 @@ addrs=$(seq -s, -f '198.18.%g.1' 1 $NPATHS)
 } >"$runs"
 echo "mode,round,t,commits,max_latency_ms" >"$timeline"
 echo "mode,round,t,side,name,value" >"$OUT/counters.csv"
+echo "mode,round,path,restored_at_s,back_after_s" >"$OUT/path-back.csv"
 
 # The primary: synchronous, one named standby.
 server_init
@@ -188,6 +205,7 @@ set_mode() {
 	host_sysctl net/ipv4/tcp_retries2 "$retries2"
 	host_sysctl net/ipv4/tcp_syn_retries 6
 	host_sysctl net/mptcp/blackhole_timeout 3600
+	host_sysctl net/mptcp/add_addr_timeout 120
 	case $mode in
 	mptcp_guide) guide_sysctls "$GUIDE/sysctl.conf" ;;
 	mptcp_hostwide) guide_sysctls "$GUIDE/sysctl-host-wide.conf" ;;
@@ -304,11 +322,42 @@ sample_run() {
 	done
 }
 
+# watch_path_back MODE ROUND PATH T0 T_FAIL: brings PATH back at T_FAIL +
+# RESTORE_AFTER, then, every 0.5 s to the end of the run, looks for a
+# subflow of the walsender's connection on it (the primary's address on
+# that path); one line in path-back.csv
+watch_path_back() {
+	local mode=$1 round=$2 path=$3 t0=$4 t_fail=$5 t_restore back= n
+	local end
+	end=$(awk -v a="$t0" -v s="$SECONDS_RUN" 'BEGIN { printf "%.3f", a + s }')
+	sleep "$(awk -v f="$t_fail" -v r="$RESTORE_AFTER" -v n="$(now)" 'BEGIN { d = f + r - n; printf "%.3f", (d > 0 ? d : 0) }')"
+	lab restore "$path"
+	t_restore=$(now)
+	say "  $mode round $round: path $path back at $(elapsed "$t0") s"
+	while [ "$(awk -v e="$end" -v n="$(now)" 'BEGIN { print (n < e) }')" = 1 ]; do
+		n=$(sql "SELECT count(*) FROM pg_stat_mptcp_subflows s JOIN pg_stat_replication r USING (pid) WHERE r.application_name = 'bench_standby' AND host(s.local_addr) = '198.18.$path.1'" 2>/dev/null || echo 0)
+		if [ "${n:-0}" -gt 0 ]; then back=$(elapsed "$t_restore"); break; fi
+		sleep 0.5
+	done
+	echo "$mode,$round,$path,$(awk -v a="$t_restore" -v b="$t0" 'BEGIN { printf "%.3f", a - b }'),$back" >>"$OUT/path-back.csv"
+	say "  $mode round $round: $([ -n "$back" ] && echo "a subflow on path $path again $back s after it came back" || echo "no subflow on path $path by the end of the run")"
+}
+
 run_one() {
 	local mode=$1 round=$2 wpid subflows t0 before after busiest t_fail t_end released=0 rc=0
 	local pgb=$WORK/pgb.$mode.$round
 	if [ "$mode" = mptcp_backup ]; then lab_up "$NPATHS" "$RATE" backup=$NPATHS; else lab_up "$NPATHS" "$RATE"; fi
 	set_mode "$mode"
+	if [ "$mode" = mptcp_guide ]; then
+		# what the guide sets up beside the settings: the primary's first
+		# address as a signal endpoint too, and mend-paths on both hosts
+		ip mptcp endpoint add 198.18.1.1 dev sv1 signal
+		"$GUIDE/mend-paths" >"$OUT/logs/mend-paths.$mode.$round.primary.txt" 2>&1 &
+		MENDERS+=($!)
+		# (lab.sh execs it: its pid is the one to stop)
+		bash "$LAB" client "$WORK/lab" "$GUIDE/mend-paths" >"$OUT/logs/mend-paths.$mode.$round.standby.txt" 2>&1 &
+		MENDERS+=($!)
+	fi
 	: >"$WORK/standby.log"
 	local plines
 	plines=$(wc -l <"$WORK/primary.log")
@@ -350,6 +399,11 @@ run_one() {
 	t_fail=$(now)
 	lab blackhole "$busiest"
 	say "  $mode round $round: $subflows subflow(s); path $busiest blackholed at $(elapsed "$t0") s"
+	local watcher=
+	if [ "$RESTORE_AFTER" -gt 0 ]; then
+		watch_path_back "$mode" "$round" "$busiest" "$t0" "$t_fail" &
+		watcher=$!
+	fi
 	# the end of the run: pgbench stops starting transactions at
 	# SECONDS_RUN; whatever still waits for the standby a second later is
 	# released (and counted as capped)
@@ -367,6 +421,8 @@ run_one() {
 	fi
 	wait "$pgpid" || rc=$?
 	wait "$sampler" || true
+	[ -z "$watcher" ] || wait "$watcher" || true
+	stop_menders
 	gzip -9f "$OUT/logs/ss.$mode.$round.txt"
 	# counters.csv: the time since the cut, and the values that changed
 	awk -F, -v f="$(awk -v a="$t_fail" -v b="$t0" 'BEGIN { printf "%.3f", a - b }')" '

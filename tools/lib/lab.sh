@@ -117,7 +117,8 @@ cmd_bench() {
 }
 
 # failover_summary NAME RUNS_CSV [EXPECTED_RUNS]: one line for the runs of a
-# failover-stall run.  A run whose commits were still waiting at its end
+# failover-stall run (and one for path-back.csv beside it, when the path
+# came back).  A run whose commits were still waiting at its end
 # (capped), or one that never finished (fewer than EXPECTED_RUNS lines), is
 # hung, and counts as the longest.
 failover_summary() {
@@ -128,6 +129,14 @@ failover_summary() {
 		END { for (; n < want; n++) { list = list " unfinished"; hung++; over++ }
 		      printf "failover %s: longest commit per run:%s s; over 1 s: %d; hung: %d\n", name, list, over, hung }' \
 		<(cat "$2" 2>/dev/null)
+	# with BENCH_STALL_RESTORE_AFTER: how long each run's replication
+	# connection took to get a subflow on the path again once it was back
+	local back=${2%/*}/path-back.csv
+	[ "$(wc -l <"$back" 2>/dev/null || echo 0)" -gt 1 ] || return 0
+	awk -F, -v name="$1" '
+		NR == 1 { next }
+		{ s = ($5 == "" ? "never" : sprintf("%.1f", $5)); list = list " " s; if ($5 == "") never++ }
+		END { printf "path back %s: seconds until a subflow on it again, per run:%s; never: %d\n", name, list, never }' "$back"
 }
 
 cmd_clean() { rm -rf "$BUILD" "$RELEASE_BUILD" "$WORKDIR/export" "$WORKDIR/data"; note "removed builds, export and data"; }
