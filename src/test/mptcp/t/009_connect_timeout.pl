@@ -4,12 +4,12 @@
 # A standby whose primary_conninfo lists the primary's address on two paths,
 # the first of them dead before the standby starts, streams over the second
 # once connect_timeout has expired on the first, as PQconnectdb would move
-# on.  The walreceiver drives libpq's PQconnectPoll itself
-# (libpqsrv_connect()), so it enforces connect_timeout with
+# on.  The walreceiver drives libpq's PQconnectPoll() itself, waiting on
+# its latch too, so it enforces connect_timeout with
 # PQconnectTimeRemaining() and PQconnectPollNext(); without them an attempt
 # on a dead address lasts until the kernel gives up on its SYNs, about 127 s
 # with the default net.ipv4.tcp_syn_retries = 6, which this test leaves as
-# it is.  dblink, on the standby, goes through the same helper.
+# it is.  A backend's connection through dblink is checked too.
 #
 # Runs only with PG_TEST_EXTRA=mptcp, in a private network namespace (see
 # README).
