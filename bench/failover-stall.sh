@@ -294,6 +294,9 @@ mptcp_counters() {
 	done
 }
 
+# still_before EPOCH: true while the clock is before EPOCH (seconds, fractional)
+still_before() { awk -v e="$1" -v n="$(now)" 'BEGIN { exit !(n < e) }'; }
+
 # Bytes the router carried per path (both directions): "PATH BYTES" lines.
 path_total() { path_bytes | awk '{ print $1, $2 + $3 }'; }
 
@@ -306,7 +309,7 @@ sample_run() {
 	local subflows_log=$OUT/logs/subflows.$mode.$round.txt ss_log=$OUT/logs/ss.$mode.$round.txt
 	: >"$subflows_log"
 	: >"$ss_log"
-	while [ "$(awk -v e="$end" -v n="$(now)" 'BEGIN { print (n < e) }')" = 1 ] && [ $k -lt 400 ]; do
+	while still_before "$end" && [ $k -lt 400 ]; do
 		local t side
 		t=$(elapsed "$t0")
 		for side in server client; do
@@ -322,19 +325,17 @@ sample_run() {
 	done
 }
 
-# watch_path_back MODE ROUND PATH T0 T_FAIL: brings PATH back at T_FAIL +
+# watch_path_back MODE ROUND PATH T0 T_FAIL END: brings PATH back at T_FAIL +
 # RESTORE_AFTER, then, every 0.5 s to the end of the run, looks for a
 # subflow of the walsender's connection on it (the primary's address on
-# that path); one line in path-back.csv
+# that path) until END (epoch seconds); one line in path-back.csv
 watch_path_back() {
-	local mode=$1 round=$2 path=$3 t0=$4 t_fail=$5 t_restore back= n
-	local end
-	end=$(awk -v a="$t0" -v s="$SECONDS_RUN" 'BEGIN { printf "%.3f", a + s }')
+	local mode=$1 round=$2 path=$3 t0=$4 t_fail=$5 end=$6 t_restore back= n
 	sleep "$(awk -v f="$t_fail" -v r="$RESTORE_AFTER" -v n="$(now)" 'BEGIN { d = f + r - n; printf "%.3f", (d > 0 ? d : 0) }')"
 	lab restore "$path"
 	t_restore=$(now)
 	say "  $mode round $round: path $path back at $(elapsed "$t0") s"
-	while [ "$(awk -v e="$end" -v n="$(now)" 'BEGIN { print (n < e) }')" = 1 ]; do
+	while still_before "$end"; do
 		n=$(sql "SELECT count(*) FROM pg_stat_mptcp_subflows s JOIN pg_stat_replication r USING (pid) WHERE r.application_name = 'bench_standby' AND host(s.local_addr) = '198.18.$path.1'" 2>/dev/null || echo 0)
 		if [ "${n:-0}" -gt 0 ]; then back=$(elapsed "$t_restore"); break; fi
 		sleep 0.5
@@ -386,7 +387,9 @@ run_one() {
 		-h "$WORK" -p "$PGPORT_LAB" postgres >"$pgb.out" 2>"$pgb.err" &
 	local pgpid=$!
 	rm -f "$OUT/counters.raw"
-	sample_run "$mode" "$round" "$(awk -v a="$t0" -v s="$SECONDS_RUN" 'BEGIN { printf "%.3f", a + s }')" "$t0" "$wpid" &
+	local t_stop
+	t_stop=$(awk -v a="$t0" -v s="$SECONDS_RUN" 'BEGIN { printf "%.3f", a + s }')
+	sample_run "$mode" "$round" "$t_stop" "$t0" "$wpid" &
 	local sampler=$!
 	sleep $((FAIL_AT - 3))
 	before=$(path_total)
@@ -401,14 +404,14 @@ run_one() {
 	say "  $mode round $round: $subflows subflow(s); path $busiest blackholed at $(elapsed "$t0") s"
 	local watcher=
 	if [ "$RESTORE_AFTER" -gt 0 ]; then
-		watch_path_back "$mode" "$round" "$busiest" "$t0" "$t_fail" &
+		watch_path_back "$mode" "$round" "$busiest" "$t0" "$t_fail" "$t_stop" &
 		watcher=$!
 	fi
 	# the end of the run: pgbench stops starting transactions at
 	# SECONDS_RUN; whatever still waits for the standby a second later is
 	# released (and counted as capped)
 	t_end=$(awk -v a="$t0" -v s="$SECONDS_RUN" 'BEGIN { printf "%.3f", a + s + 1 }')
-	while kill -0 "$pgpid" 2>/dev/null && [ "$(awk -v e="$t_end" -v n="$(now)" 'BEGIN { print (n < e) }')" = 1 ]; do
+	while kill -0 "$pgpid" 2>/dev/null && still_before "$t_end"; do
 		sleep 0.5
 	done
 	if kill -0 "$pgpid" 2>/dev/null; then
