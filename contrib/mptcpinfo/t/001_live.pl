@@ -278,7 +278,7 @@ SKIP:
 
 	# find the walsender of the backup and sample it while it runs
 	my $walsender = "SELECT pid FROM pg_stat_activity WHERE application_name = 'watched_backup' AND backend_type = 'walsender'";
-	my ($pid, @samples, $subflow_rows);
+	my ($pid, @samples, $subflow_rows, $subflow_notices);
 	for my $try (1 .. 600)
 	{
 		$pid //= query($walsender) || undef;
@@ -299,10 +299,19 @@ SKIP:
 				my $conn = "coalesce((SELECT bytes_acked FROM pg_stat_mptcp WHERE pid = $pid)::text, '')";
 				# (and, for a failure's diagnostics, each subflow's acked
 				# bytes and the connection's sent and reinjected ones)
-				my $r = query(
-					"SELECT $conn || '|' || (SELECT count(*) || '|' || coalesce(sum(bytes_acked)::text, '') || '|' || $conn || '|' || coalesce(string_agg(bytes_acked::text, ' '), '') FROM pg_stat_mptcp_subflows WHERE pid = $pid) || '|' || coalesce((SELECT bytes_sent || ' sent, ' || bytes_retrans || ' reinjected' FROM pg_stat_mptcp WHERE pid = $pid), '')"
-				);
-				$subflow_rows = $r if $r =~ /^\d*\|\d+\|/;
+				my ($r, $notices);
+				$node->psql('postgres',
+					"SELECT $conn || '|' || (SELECT count(*) || '|' || coalesce(sum(bytes_acked)::text, '') || '|' || $conn || '|' || coalesce(string_agg(bytes_acked::text, ' '), '') FROM pg_stat_mptcp_subflows WHERE pid = $pid) || '|' || coalesce((SELECT bytes_sent || ' sent, ' || bytes_retrans || ' reinjected' FROM pg_stat_mptcp WHERE pid = $pid), '')",
+					connstr => $connstr,
+					stdout => \$r, stderr => \$notices);
+				# (kept only if the walsender outlived the reading: one that
+				# exits meanwhile has no subflows left to show)
+				if ($r =~ /^\d*\|\d+\|/
+					&& query("SELECT count(*) FROM pg_stat_activity WHERE pid = $pid") == 1)
+				{
+					$subflow_rows = $r;
+					$subflow_notices = $notices;
+				}
 				last if @samples >= 2;
 				sleep 1;
 				next;
@@ -319,7 +328,8 @@ SKIP:
 		'backup counters grow between samples');
 	my ($before, $nrows, $sum, $after, $each, $conn_sent) =
 	  split /\|/, ($subflow_rows // '0|0|0|0||'), -1;
-	is($nrows, $npaths, "one subflow row per path");
+	is($nrows, $npaths, "one subflow row per path")
+	  or diag 'the reading: ' . ($subflow_rows // 'none') . '; ' . ($subflow_notices // '');
 	SKIP:
 	{
 		skip 'the connection counts acknowledged bytes from Linux 6.5 on', 2
