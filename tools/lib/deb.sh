@@ -55,9 +55,19 @@ deb_source_tree() {
 	done
 	rm -rf "$tmp"
 	deb_changelog_entry "$dir/debian/changelog"
-	# PQmptcpInUse is new in libpq.so.5: a program that calls it needs our
-	# libpq5 (dpkg-gensymbols turns this line into that dependency).
-	sed -i "/^ PQnfields@Base/i\\ PQmptcpInUse@Base $DEB_VERSION" "$dir/debian/libpq5.symbols"
+	# The series' new libpq.so.5 functions (PQmptcpInUse, and
+	# PQconnectTimeRemaining and PQconnectPollNext where the series has
+	# them): a program that calls one needs our libpq5 (dpkg-gensymbols turns
+	# these lines into that dependency).  In the symbols file's order.
+	local sym
+	for sym in $(awk 'NF == 2 && $1 !~ /^#/ { print $1 }' "$TREE/src/interfaces/libpq/exports.txt" |
+		grep -vxF -f <(awk 'NF == 2 && $1 !~ /^#/ { print $1 }' "$dir/src/interfaces/libpq/exports.txt")); do
+		awk -v line=" $sym@Base $DEB_VERSION" -v sym="$sym@Base" '
+			!done && /^ [A-Za-z_]/ && $1 > sym { print line; done = 1 }
+			{ print }
+			END { if (!done) print line }' "$dir/debian/libpq5.symbols" >"$dir/debian/libpq5.symbols.new"
+		mv "$dir/debian/libpq5.symbols.new" "$dir/debian/libpq5.symbols"
+	done
 	grep -q "^ PQmptcpInUse@Base" "$dir/debian/libpq5.symbols" || die "debian/libpq5.symbols: could not add PQmptcpInUse"
 }
 
@@ -183,6 +193,90 @@ cmd_deb() {
 	deb_repo
 }
 
+# ---- pg-mptcp-failover: guide/failover's tools as a package (Architecture:
+# all, no build step), made beside the server's packages and put in the same
+# repository: the scoped failover timeouts (host-setup, run by a drop-in of
+# Debian's postgresql@.service before each cluster starts), mend-paths (a
+# path that comes back gets its subflow again), pg-mptcp-paths (limits and
+# endpoints from /etc/pg-mptcp/paths.conf, at every boot), and the MPTCP
+# sysctls.  Installing it enables the two units; systemd starts them (a
+# chroot's policy-rc.d keeps them stopped).  Its version is the date of the
+# last change to guide/failover/.
+deb_failover_package() {
+	local out=$1 g=$TOP/guide/failover pkg ver root
+	pkg=pg-mptcp-failover
+	ver=$(git -C "$TOP" log -1 --format=%cd --date=format:%Y%m%d -- guide/failover 2>/dev/null || true)
+	ver=1.${ver:-0}
+	root=$(mktemp -d)
+	chmod 755 "$root"
+	install -d "$root/DEBIAN" "$root/usr/sbin" "$root/usr/lib/systemd/system/postgresql@.service.d" \
+		"$root/usr/lib/sysctl.d" "$root/etc/pg-mptcp" "$root/usr/share/doc/$pkg/examples"
+	install -m 755 "$g/host-setup" "$root/usr/sbin/pg-mptcp-host-setup"
+	install -m 755 "$g/mend-paths" "$root/usr/sbin/pg-mptcp-mend-paths"
+	install -m 755 "$g/paths" "$root/usr/sbin/pg-mptcp-paths"
+	# (the guide's files name /usr/local/sbin, where a DBA copies them by hand)
+	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/mend-paths.service" >"$root/usr/lib/systemd/system/pg-mptcp-mend-paths.service"
+	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/paths.service" >"$root/usr/lib/systemd/system/pg-mptcp-paths.service"
+	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/systemd-dropin.conf" >"$root/usr/lib/systemd/system/postgresql@.service.d/pg-mptcp-failover.conf"
+	install -m 644 "$g/sysctl.conf" "$root/usr/lib/sysctl.d/60-pg-mptcp-failover.conf"
+	install -m 644 "$g/paths.conf" "$root/etc/pg-mptcp/paths.conf"
+	install -m 644 "$g/primary.conf" "$g/standby.conf" "$g/sysctl-host-wide.conf" "$root/usr/share/doc/$pkg/examples/"
+	install -m 644 "$TOP/LICENSE" "$root/usr/share/doc/$pkg/copyright"
+	chmod 644 "$root"/usr/lib/systemd/system/*.service "$root"/usr/lib/systemd/system/*/*.conf
+	echo /etc/pg-mptcp/paths.conf >"$root/DEBIAN/conffiles"
+	cat >"$root/DEBIAN/control" <<-EOF
+	Package: $pkg
+	Version: $ver
+	Architecture: all
+	Maintainer: $DEB_MAINTAINER
+	Depends: python3, iproute2
+	Section: database
+	Priority: optional
+	Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
+	Description: failover settings for PostgreSQL over Multipath TCP
+	 Bounds how long a dead network path can hold a PostgreSQL replication
+	 connection's commits, without changing any host-wide TCP setting: a BPF
+	 program on PostgreSQL's cgroup gives only its MPTCP subflows a short
+	 TCP_USER_TIMEOUT and SYN retry count (pg-mptcp-host-setup, run before each
+	 cluster starts). pg-mptcp-mend-paths gives a connection back a path that
+	 comes back; pg-mptcp-paths sets the MPTCP limits and endpoints of
+	 /etc/pg-mptcp/paths.conf at every boot.
+	EOF
+	cat >"$root/DEBIAN/postinst" <<-'EOF'
+	#!/bin/sh
+	set -e
+	if [ "$1" = configure ]; then
+		systemctl --system daemon-reload >/dev/null 2>&1 || true
+		if command -v deb-systemd-helper >/dev/null; then
+			deb-systemd-helper enable pg-mptcp-paths.service pg-mptcp-mend-paths.service >/dev/null || true
+		fi
+		if [ -d /run/systemd/system ] && command -v deb-systemd-invoke >/dev/null; then
+			deb-systemd-invoke restart pg-mptcp-mend-paths.service >/dev/null || true
+		fi
+	fi
+	EOF
+	cat >"$root/DEBIAN/prerm" <<-'EOF'
+	#!/bin/sh
+	set -e
+	if [ "$1" = remove ] && [ -d /run/systemd/system ] && command -v deb-systemd-invoke >/dev/null; then
+		deb-systemd-invoke stop pg-mptcp-mend-paths.service >/dev/null || true
+	fi
+	EOF
+	cat >"$root/DEBIAN/postrm" <<-'EOF'
+	#!/bin/sh
+	set -e
+	systemctl --system daemon-reload >/dev/null 2>&1 || true
+	if [ "$1" = purge ] && command -v deb-systemd-helper >/dev/null; then
+		deb-systemd-helper purge pg-mptcp-paths.service pg-mptcp-mend-paths.service >/dev/null || true
+	fi
+	EOF
+	chmod 755 "$root"/DEBIAN/postinst "$root"/DEBIAN/prerm "$root"/DEBIAN/postrm
+	rm -f "$out/${pkg}_"*.deb
+	dpkg-deb --root-owner-group -Zxz --build "$root" "$out/${pkg}_${ver}_all.deb" >/dev/null ||
+		{ rm -rf "$root"; die "dpkg-deb could not build $pkg"; }
+	rm -rf "$root"
+}
+
 # ---- make deb-repo (and the end of make deb): a signed apt repository of
 # the packages in $DEB_OUT, in $DEB_REPO, with Debian's own tools
 # (apt-ftparchive, gpg).  A flat repository ("deb URI ./"), which a team
@@ -226,6 +320,7 @@ deb_repo() {
 	[ -n "$key" ] || die "DEB_REPO_GNUPGHOME is set: set DEB_REPO_KEY to the key that signs"
 	rm -rf "$DEB_REPO"
 	mkdir -p "$DEB_REPO"
+	deb_failover_package "$DEB_OUT"
 	cp "$DEB_OUT"/*.deb "$DEB_REPO"/
 	(
 		cd "$DEB_REPO"

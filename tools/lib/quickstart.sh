@@ -20,7 +20,12 @@
 # are flushed first: the README's commands must set them.  The primary runs
 # in a network namespace of its own (the lab's server side), the standby in
 # the lab's client namespace, each in its own chroot, with iproute2 and
-# procps installed as on any Debian host.  The each-host block runs in the
+# procps installed as on any Debian host.  What systemd would do there, the
+# test does: before the first start of each cluster, the ExecStartPre line
+# of the packaged drop-in of postgresql@.service (host-setup), on a cgroup
+# of the test's that each host's commands then run in (in place of
+# system-postgresql.slice, in the README's blocks too), and the packaged
+# mend-paths, in each host's namespace of the lab.  The each-host block runs in the
 # host's network namespace, which reaches Debian's archive; the chroot's
 # policy-rc.d keeps the package from starting the cluster, so the test
 # starts it in the host's namespace of the lab, as systemd would.  Every
@@ -30,10 +35,15 @@
 #
 # Then it checks what the README promises: both hosts configured the same
 # (listen_mptcp, the preload, listen_addresses naming the host's addresses,
-# the failover settings and sysctls, a signal endpoint), a primary_conninfo
-# with the host list and no password, the rows replayed, the walsender over
-# MPTCP with a subflow per path.  Then path 1, the one the standby connected
-# over, is cut for good: rows still arrive; the walsender is terminated on
+# the failover settings, MPTCP sysctls and no TCP one, a signal endpoint on
+# each address, host-setup's program at work), a primary_conninfo with the
+# host list and no password, the rows replayed, the walsender over MPTCP
+# with a subflow per path.  Commits made synchronous, the README's cut
+# (a blackhole route on the standby): commits go on over the same
+# connection, the health query shows the replica; the README's restore:
+# a subflow on path 1 again (mend-paths), the health query empty.  Then
+# path 1 is cut for good at the lab's router: rows still arrive; the
+# walsender is terminated on
 # the primary, the walreceiver connects again over path 2 (the host list),
 # over MPTCP; the standby's rows equal the primary's (count and checksum).
 # Everything stays in $DEB_DIR/quickstart/ (the chroots go at the end).
@@ -59,14 +69,15 @@ cmd_deb_test_quickstart() {
 # quickstart_block ROLE [standby]: the README's block(s) of that role, as
 # the lab's primary (or standby) runs them
 quickstart_block() {
-	local own1=198.18.1.1 own2=198.18.2.1 nic=sv2
-	[ "${2:-}" != standby ] || own1=198.18.1.2 own2=198.18.2.2 nic=cv2
+	local own1=198.18.1.1 own2=198.18.2.1 nic=sv cg=${QS_CGROUP:-}/primary
+	[ "${2:-}" != standby ] || own1=198.18.1.2 own2=198.18.2.2 nic=cv cg=${QS_CGROUP:-}/standby
 	awk -v role="$1" '
 		$0 ~ "^<!-- quickstart: " role " -->$" { want = 1; next }
 		want && /^```/ { if (inside) { want = 0; inside = 0 } else inside = 1; next }
 		want && inside { print }' "$TOP/README.md" |
 		sed -e "s/^V=[0-9]* .*/V=$MAJOR_NUMBER/" \
-			-e "/^A1=/s/^A1=[^ ]* A2=[^ ]* NIC2=[^ ]*/A1=$own1 A2=$own2 NIC2=$nic/" \
+			-e "/^A1=/s/^A1=[^ ]* NIC1=[^ ]* A2=[^ ]* NIC2=[^ ]*/A1=$own1 NIC1=${nic}1 A2=$own2 NIC2=${nic}2/" \
+			-e "s|/sys/fs/cgroup/system.slice/system-postgresql.slice|$cg|g" \
 			-e 's/10\.1\.0\.1/198.18.1.1/g' -e 's/10\.2\.0\.1/198.18.2.1/g' \
 			-e 's|10\.\([12]\)\.0\.0/24|198.18.\1.0/24|g' -e 's/dev eth1/dev sv2/g'
 }
@@ -76,7 +87,7 @@ quickstart_test_run() {
 	local lab_sh=$TOP/src/test/mptcp/lab.sh role pw=quickstart-Secret-1
 	deb_harness deb-test-quickstart quickstart_cleanup tools/lib/quickstart.sh
 	deb_mount_all "$RB"
-	for role in each-host each-host-settings primary standby check health; do
+	for role in each-host each-host-settings primary standby check synchronous cut restore health; do
 		[ -n "$(quickstart_block "$role")" ] || fail "README.md has no quick-start block \"$role\""
 	done
 	# the README's commands set the paths: none set by the lab
@@ -84,10 +95,15 @@ quickstart_test_run() {
 	nsenter -t "$srv" -n ip mptcp limits set subflows 0 add_addr_accepted 0
 	"$lab_sh" client "$lab" ip mptcp endpoint flush
 	"$lab_sh" client "$lab" ip mptcp limits set subflows 0 add_addr_accepted 0
-	local h
+	local h cg2
+	cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$cg2" ] || fail "no cgroup v2 hierarchy here: the packaged host-setup needs one"
+	QS_CGROUP=$cg2/pg-mptcp-quickstart.$$
+	mkdir -p "$QS_CGROUP/primary" "$QS_CGROUP/standby"
 	for h in "$R" "$RB"; do
-		mkdir -p "$h/srv/pg-mptcp"
+		mkdir -p "$h/srv/pg-mptcp" "$h$cg2"
 		cp "$DEB_REPO"/* "$h/srv/pg-mptcp/"
+		mount --rbind "$cg2" "$h$cg2"
 	done
 	# install_on ROOT SCRIPT: a shell of that host runs SCRIPT (each line
 	# echoed), stopping at the first command that fails, in the host's
@@ -95,8 +111,20 @@ quickstart_test_run() {
 	# standard input is the caller's (the password), no terminal.
 	local sh_env=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root DEBIAN_FRONTEND=noninteractive)
 	install_on() { chroot "$1" "${sh_env[@]}" bash -exc "V=$V; $2" </dev/null; }
-	on_primary() { setsid -w nsenter -t "$srv" -n chroot "$R" "${sh_env[@]}" bash -exc "V=$V; $1"; }
-	on_standby() { setsid -w "$lab_sh" client "$lab" chroot "$RB" "${sh_env[@]}" bash -exc "V=$V; $1"; }
+	# (each host's commands, its clusters included, in its cgroup)
+	in_cgroup() { sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$QS_CGROUP/$1" "${@:2}"; }
+	on_primary() { in_cgroup primary setsid -w nsenter -t "$srv" -n chroot "$R" "${sh_env[@]}" bash -exc "V=$V; $1"; }
+	on_standby() { in_cgroup standby setsid -w "$lab_sh" client "$lab" chroot "$RB" "${sh_env[@]}" bash -exc "V=$V; $1"; }
+	# what systemd does before a cluster starts: the packaged drop-in's
+	# ExecStartPre ("-+": as root, failure allowed; here it must work)
+	local dropin=/usr/lib/systemd/system/postgresql@.service.d/pg-mptcp-failover.conf
+	start_pre() {
+		local pre
+		pre=$(sed -n 's/^ExecStartPre=[-+]*//p' "$1$dropin")
+		[ -n "$pre" ] || fail "$dropin has no ExecStartPre line"
+		# shellcheck disable=SC2086 # the line's words
+		chroot "$1" ${pre//\/sys\/fs\/cgroup\/system.slice\/system-postgresql.slice/$QS_CGROUP/$2}
+	}
 	psql_primary() { nsenter -t "$srv" -n chroot "$R" runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 	psql_standby() { "$lab_sh" client "$lab" chroot "$RB" runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 	sysctl_primary() { nsenter -t "$srv" -n cat "/proc/sys/$1"; }
@@ -106,6 +134,7 @@ quickstart_test_run() {
 	install_on "$R" "$(quickstart_block each-host)" >"$QUICKSTART_DIR/primary-install.log" 2>&1 ||
 		fail "the each-host block on the primary (log: $QUICKSTART_DIR/primary-install.log)"
 	expect "primary: postgresql-$V from our repository" "$(chroot "$R" dpkg-query -W -f='${Version}' "postgresql-$V")" "$DEB_VERSION"
+	start_pre "$R" primary >>"$QUICKSTART_DIR/primary-install.log" 2>&1 || fail "the drop-in's ExecStartPre on the primary (log: $QUICKSTART_DIR/primary-install.log)"
 	on_primary "pg_ctlcluster $V main start" </dev/null >>"$QUICKSTART_DIR/primary-install.log" 2>&1 || fail "starting the primary's cluster"
 	echo "# each-host, on the standby"
 	install_on "$RB" "$(quickstart_block each-host)" >"$QUICKSTART_DIR/standby-install.log" 2>&1 ||
@@ -116,12 +145,18 @@ quickstart_test_run() {
 		ok "postgresql-doc-$V has the HTML reference of mptcpinfo (README.md)" ||
 		fail "postgresql-doc-$V lacks html/mptcpinfo.html"
 	expect "standby: libpq5 from our repository" "$(chroot "$RB" dpkg-query -W -f='${Version}' libpq5)" "$DEB_VERSION"
+	start_pre "$RB" standby >>"$QUICKSTART_DIR/standby-install.log" 2>&1 || fail "the drop-in's ExecStartPre on the standby (log: $QUICKSTART_DIR/standby-install.log)"
 	on_standby "pg_ctlcluster $V main start" </dev/null >>"$QUICKSTART_DIR/standby-install.log" 2>&1 || fail "starting the standby's cluster"
 	echo "# each-host-settings, on the primary and on the standby"
 	on_primary "$(quickstart_block each-host-settings)" </dev/null >"$QUICKSTART_DIR/primary-settings.log" 2>&1 ||
 		fail "the each-host-settings block on the primary (log: $QUICKSTART_DIR/primary-settings.log)"
 	on_standby "$(quickstart_block each-host-settings standby)" </dev/null >"$QUICKSTART_DIR/standby-settings.log" 2>&1 ||
 		fail "the each-host-settings block on the standby (log: $QUICKSTART_DIR/standby-settings.log)"
+	echo "# pg-mptcp-mend-paths on both hosts, as its unit runs it"
+	nsenter -t "$srv" -n chroot "$R" "${sh_env[@]}" /usr/sbin/pg-mptcp-mend-paths >"$QUICKSTART_DIR/primary-mend-paths.log" 2>&1 &
+	QS_MENDERS="$!"
+	"$lab_sh" client "$lab" chroot "$RB" "${sh_env[@]}" /usr/sbin/pg-mptcp-mend-paths >"$QUICKSTART_DIR/standby-mend-paths.log" 2>&1 &
+	QS_MENDERS="$QS_MENDERS $!"
 	local side own1 own2 g
 	for side in primary standby; do
 		if [ $side = primary ]; then own1=198.18.1.1 own2=198.18.2.1; else own1=198.18.1.2 own2=198.18.2.2; fi
@@ -131,11 +166,11 @@ quickstart_test_run() {
 		expect "$side: wal_sender_timeout, wal_receiver_timeout, wal_retrieve_retry_interval (guide/failover)" \
 			"$(psql_$side -c "SELECT string_agg(setting, ' ' ORDER BY name) FROM pg_settings WHERE name IN ('wal_sender_timeout', 'wal_receiver_timeout', 'wal_retrieve_retry_interval')")" "5000 1000 5000"
 		g=
-		for f in net/ipv4/tcp_retries2 net/ipv4/tcp_syn_retries net/ipv4/tcp_rto_max_ms net/mptcp/blackhole_timeout; do
+		for f in net/mptcp/blackhole_timeout net/mptcp/add_addr_timeout net/ipv4/tcp_retries2 net/ipv4/tcp_syn_retries; do
 			g="$g $(sysctl_$side $f 2>/dev/null || echo none)"
 		done
-		expect "$side: the failover sysctls, in the host's namespace" "${g# }" "5 2 1000 0"
-		expect "$side: signal endpoint on its second address" "$(if [ $side = primary ]; then nsenter -t "$srv" -n ip mptcp endpoint show; else "$lab_sh" client "$lab" ip mptcp endpoint show; fi | grep -c "^$own2 .*signal" || true)" 1
+		expect "$side: the package's MPTCP sysctls set, TCP's the kernel's, in the host's namespace" "${g# }" "0 2 15 6"
+		expect "$side: a signal endpoint on each address (paths.conf)" "$(if [ $side = primary ]; then nsenter -t "$srv" -n ip mptcp endpoint show; else "$lab_sh" client "$lab" ip mptcp endpoint show; fi | grep -c -e "^$own1 .*signal" -e "^$own2 .*signal" || true)" 2
 	done
 	echo "# primary"
 	printf '%s\n%s\n' "$pw" "$pw" | on_primary "$(quickstart_block primary)" >"$QUICKSTART_DIR/primary.log" 2>&1 ||
@@ -149,6 +184,8 @@ quickstart_test_run() {
 		fail "standby: primary_conninfo lacks mptcp=require"
 	grep -q "host=''198.18.1.1,198.18.2.1''" "$auto" && ok "standby: primary_conninfo names the primary on both paths" ||
 		fail "standby: primary_conninfo lacks the host list"
+	grep -q "connect_timeout=2" "$auto" && ok "standby: primary_conninfo has connect_timeout=2" ||
+		fail "standby: primary_conninfo lacks connect_timeout=2"
 	! grep -q "password=" "$auto" && ok "standby: primary_conninfo has no password (.pgpass)" ||
 		fail "standby: primary_conninfo has the password"
 	expect "standby: .pgpass is postgres's, mode 600" "$(stat -c '%U %a' "$RB/var/lib/postgresql/.pgpass")" "postgres 600"
@@ -182,9 +219,63 @@ quickstart_test_run() {
 	echo "# walsender before the cut: $before"
 	expect "the walreceiver connected over path 1 (the host list's first address)" "$(echo "$before" | awk '{ print $2 }')" 198.18.1.2
 
-	echo "# path 1 cut for good"
+	echo "# synchronous, on the primary"
+	on_primary "$(quickstart_block synchronous)" </dev/null >"$QUICKSTART_DIR/synchronous.log" 2>&1 ||
+		fail "the synchronous block (log: $QUICKSTART_DIR/synchronous.log)"
+	local state=
+	for _ in $(seq 1 50); do
+		state=$(psql_primary -c "SELECT sync_state FROM pg_stat_replication")
+		[ "$state" != sync ] || break
+		sleep 0.2
+	done
+	expect "synchronous: the standby is the synchronous one" "$state" sync
+	# (commits now wait for the standby: none may wait for good here)
+	insert_rows() { timeout 60 nsenter -t "$srv" -n chroot "$R" runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -c "INSERT INTO items SELECT g, '$3' FROM generate_series($1, $2) g"; }
+	# subflows_until OP N S: the walsender's subflows once "subflows OP N"
+	# holds, or as they are after S seconds; on path 1: its subflows there
+	local subflows= on_path1=
+	subflows_until() {
+		for _ in $(seq 1 $(($3 * 5))); do
+			subflows=$(psql_primary -c "SELECT subflows FROM pg_stat_replication JOIN pg_stat_mptcp USING (pid)")
+			[ -z "$subflows" ] || ! [ "$subflows" "$1" "$2" ] || break
+			sleep 0.2
+		done
+		on_path1=$(psql_primary -c "SELECT count(*) FROM pg_stat_replication JOIN pg_stat_mptcp_subflows USING (pid) WHERE local_addr = '198.18.1.1' AND established")
+	}
+
+	echo "# cut, on the standby (the README's blackhole route)"
+	on_standby "$(quickstart_block cut standby)" </dev/null >"$QUICKSTART_DIR/cut.log" 2>&1 ||
+		fail "the cut block (log: $QUICKSTART_DIR/cut.log)"
+	insert_rows 100301 100400 "synchronous, path 1 cut" || fail "a synchronous commit with path 1 cut did not return within 60 s"
+	sum=$(psql_primary -c "$sum_sql")
+	standby_sum 30
+	expect "cut: synchronous commits go on, the standby has the rows (count, checksum)" "$got" "$sum"
+	subflows_until -eq 1 30
+	expect "cut: the walsender's connection down to 1 subflow, none on path 1" "$subflows $on_path1" "1 0"
+	expect "cut: still the same walsender" "$(psql_primary -F ' ' -c "$walsender_sql" | awk '{ print $1 }')" "$(echo "$before" | awk '{ print $1 }')"
+	expect "cut: the README's health check shows the replica" "$(psql_primary -c "$(quickstart_block health)" | cut -d'|' -f2)" standby1
+
+	echo "# restore, on the standby"
+	on_standby "$(quickstart_block restore standby)" </dev/null >"$QUICKSTART_DIR/restore.log" 2>&1 ||
+		fail "the restore block (log: $QUICKSTART_DIR/restore.log)"
+	subflows_until -ge 2 60
+	[ "${subflows:-0}" -ge 2 ] && [ "$on_path1" -ge 1 ] && ok "restore: a subflow on path 1 again within 60 s (mend-paths; $subflows subflows)" ||
+		fail "restore: no subflow on path 1 within 60 s ($subflows subflows, $on_path1 on path 1; logs: $QUICKSTART_DIR/*-mend-paths.log)"
+	expect "restore: the README's health check: no row" "$(psql_primary -c "$(quickstart_block health)")" ""
+	insert_rows 100401 100500 "synchronous, path 1 back" || fail "a synchronous commit after the restore did not return within 60 s"
+	sum=$(psql_primary -c "$sum_sql")
+	standby_sum 30
+	expect "restore: the standby has the rows (count, checksum)" "$got" "$sum"
+	local st
+	for side in primary standby; do
+		st=$(chroot "$R" "${sh_env[@]}" /usr/sbin/pg-mptcp-host-setup --status "$QS_CGROUP/$side" | awk '/subflows given TCP_USER_TIMEOUT/ { print $1 }')
+		[ "${st:-0}" -gt 0 ] && ok "$side: host-setup gave ${st} subflows TCP_USER_TIMEOUT" ||
+			fail "$side: host-setup's program set no subflow (--status: ${st:-nothing attached})"
+	done
+
+	echo "# path 1 cut for good, at the lab's router"
 	"$lab_sh" blackhole "$lab" 1
-	psql_primary -c "INSERT INTO items SELECT g, 'after the cut' FROM generate_series(100101, 100200) g"
+	insert_rows 100101 100200 "after the cut" || fail "a commit with path 1 cut at the router did not return within 60 s"
 	sum=$(psql_primary -c "$sum_sql")
 	standby_sum 30
 	expect "path 1 cut: the same connection keeps replicating (count, checksum)" "$got" "$sum"
@@ -202,18 +293,28 @@ quickstart_test_run() {
 	[ -n "$after" ] && [ "$(echo "$after" | awk '{ print $1 }')" != "$(echo "$before" | awk '{ print $1 }')" ] &&
 		ok "a new replication connection within 60 s" || fail "no new replication connection within 60 s"
 	expect "the new connection: over path 2 (198.18.2.2), MPTCP" "$(echo "$after" | awk '{ print $2, $3 }')" "198.18.2.2 t"
-	psql_primary -c "INSERT INTO items SELECT g, 'after the reconnect' FROM generate_series(100201, 100300) g"
+	insert_rows 100201 100300 "after the reconnect" || fail "a commit after the reconnect did not return within 60 s"
 	sum=$(psql_primary -c "$sum_sql")
 	standby_sum 30
 	expect "after the reconnect: the standby's rows equal the primary's (count, checksum)" "$got" "$sum"
-	expect "300 rows after the copy, none lost" "$(psql_standby -c "SELECT count(*) FROM items WHERE id > 100000")" 300
+	expect "500 rows after the copy, none lost" "$(psql_standby -c "SELECT count(*) FROM items WHERE id > 100000")" 500
 	echo "deb-test-quickstart: PASS ($n checks: README.md's quick start, $PG_SOURCE_PACKAGE $DEB_VERSION, Debian $DEB_SUITE)"
 }
 
 quickstart_cleanup() {
-	local R=$1 lab=$2 srv=$3
+	local R=$1 lab=$2 srv=$3 h
+	# shellcheck disable=SC2086
+	[ -z "${QS_MENDERS:-}" ] || kill $QS_MENDERS 2>/dev/null || true
 	"$TOP/src/test/mptcp/lab.sh" client "$lab" chroot "$QUICKSTART_DIR/standby" pg_ctlcluster "$MAJOR_NUMBER" main stop -m immediate >/dev/null 2>&1 || true
 	nsenter -t "$srv" -n chroot "$R" pg_ctlcluster "$MAJOR_NUMBER" main stop -m immediate >/dev/null 2>&1 || true
 	nsenter -t "$srv" -n "$TOP/src/test/mptcp/lab.sh" down "$lab" >/dev/null 2>&1 || true
 	kill "$srv" 2>/dev/null || true
+	if [ -n "${QS_CGROUP:-}" ]; then
+		for h in primary standby; do
+			# (a process left in it keeps the cgroup)
+			chroot "$R" /usr/sbin/pg-mptcp-host-setup --remove "$QS_CGROUP/$h" >/dev/null 2>&1 || true
+			rmdir "$QS_CGROUP/$h" 2>/dev/null || true
+		done
+		rmdir "$QS_CGROUP" 2>/dev/null || true
+	fi
 }
