@@ -24,7 +24,8 @@
  * libpq connections), and pg_stat_mptcp finds them there, on any kernel.
  *
  * What one query can cause is bounded:
- * - a report younger than REPORT_REUSE_MS is used as it is, unasked;
+ * - a report younger than REPORT_REUSE_MS is used as it is, unasked, unless
+ *	 its process has opened a connection since (the report lacks it);
  * - a process already asked by another backend, for as much, is not asked
  *	 again: its answer serves both;
  * - the asker waits at most REPORT_TIMEOUT_MS in all, and gives up a
@@ -84,7 +85,9 @@ typedef struct SlotCopy
 	int			pid;			/* who answered */
 	uint64		answered;		/* the "requested" value last answered */
 	TimestampTz answered_at;
+	uint32		answered_nopened;	/* "nopened" then */
 	int			opened_pid;		/* who recorded "opened" */
+	uint32		nopened;		/* sockets recorded in "opened" so far */
 	uint64		opened[MPTCP_REPORT_MAX_OPENED];	/* inodes, 0 if free */
 } SlotCopy;
 
@@ -422,6 +425,7 @@ note_opened_socket(int sock)
 		slot->written.opened_pid = MyProcPid;
 	}
 	slot->written.opened[i] = inode;
+	slot->written.nopened++;
 	end_write(slot);
 	opened_fd[i] = sock;
 }
@@ -460,6 +464,7 @@ answer_report_request(void)
 		slot->written.pid = MyProcPid;
 		slot->written.answered = requested;
 		slot->written.answered_at = GetCurrentTimestamp();
+		slot->written.answered_nopened = slot->written.nopened;
 		end_write(slot);
 	}
 	/* (after the answer: an asker that sees this has the answer too) */
@@ -640,9 +645,9 @@ take_answer(ReportSlot *slot, int slotno, int pid, uint64 wanted,
 /*
  * The reports of the processes "pids" (server processes holding MPTCP
  * connections), of their client's connection and those they opened.  Asks
- * each at most once, reuses a report younger than a second, and waits a
- * bounded time.  Returns one report per pid, in the order given; a missing
- * one says why in its status.
+ * each at most once, reuses a report younger than a second that has every
+ * connection they opened, and waits a bounded time.  Returns one report per
+ * pid, in the order given; a missing one says why in its status.
  */
 static MptcpReport **
 mptcp_report_collect(int npids, const int *pids, MptcpReportStats *stats)
@@ -693,8 +698,16 @@ mptcp_report_collect(int npids, const int *pids, MptcpReportStats *stats)
 			continue;
 		}
 		read_slot(slot, &copy, reports[i]);
+
+		/*
+		 * A recent report serves, but not if the process has opened a
+		 * connection since: the report would not have that connection, which
+		 * would then look closed.  (The caller found it recorded in the slot,
+		 * so "nopened" counts it by now.)
+		 */
 		if (copy.pid == pids[i] &&
-			copy.answered_at > now - REPORT_REUSE_MS * INT64CONST(1000))
+			copy.answered_at > now - REPORT_REUSE_MS * INT64CONST(1000) &&
+			copy.answered_nopened == copy.nopened)
 		{
 			stats->reused++;
 			continue;

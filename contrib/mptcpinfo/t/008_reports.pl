@@ -446,6 +446,31 @@ is($rows_then, "$own_rows\n$own_rows",
 unlike($scans, qr/file descriptors/, 'no file descriptors read');
 $other_program->kill_kill;
 
+# 8. A recent report is not reused for a process that has opened a
+# connection since: a backend answers a query, opens a dblink MPTCP
+# connection, and a query right after shows that connection's subflow too
+# (with the old report, it looked closed: no row).  On a machine slow enough
+# that the second query comes after the reuse window, the report is not
+# reused anyway.
+my $reporter = $node->background_psql('postgres',
+	extra_params => [ '-d' => "$connstr mptcp=1 application_name=reporter" ]);
+my $reporter_pid = $reporter->query_safe('SELECT pg_backend_pid()');
+my $querier = $node->background_psql('postgres');
+$querier->query_safe("SET mptcpinfo.subflow_source = 'processes'");
+# (its client connection's subflow, and the subflow of the one it opened)
+my $reporter_sql = qq{
+SELECT count(*) FILTER (WHERE local_port = $port),
+       count(*) FILTER (WHERE remote_port = $port)
+FROM pg_stat_mptcp_subflows WHERE pid = $reporter_pid};
+my $before = $querier->query($reporter_sql);
+$reporter->query_safe("SELECT dblink_connect('c', '$connstr mptcp=require')");
+my $after = $querier->query($reporter_sql);
+is($before, '1|0', 'a backend that opened nothing: its client\'s subflow');
+is($after, '1|1',
+	'a connection opened after the last report: its subflow is shown');
+$reporter->quit;
+$querier->quit;
+
 $_->quit for @askers;
 $clients[0]->{run}->kill_kill;
 $_->quit for @clients[ 1 .. $#clients ];
