@@ -732,13 +732,28 @@ mptcp_report_collect(int npids, const int *pids, MptcpReportStats *stats)
 	for (int i = 0; i < npids; i++)
 	{
 		ReportSlot *slot;
+		uint64		seen;
 
 		if (state[i] != ASK_SEND)
 			continue;
 		slot = &report_shared->slots[slots[i]];
 		pg_atomic_write_u64(&slot->requested_at, (uint64) now);
-		/* (a full barrier: the writes above are seen before the request) */
-		wanted[i] = pg_atomic_add_fetch_u64(&slot->requested, 1);
+
+		/*
+		 * Only the asker that moves "requested" on from the value it saw
+		 * sends the signal.  If another one has moved it since, that one's
+		 * request is on its way: wait for its answer.  (A full barrier: the
+		 * write above is seen before the request.)
+		 */
+		seen = wanted[i];
+		if (!pg_atomic_compare_exchange_u64(&slot->requested, &seen, seen + 1))
+		{
+			wanted[i] = seen;
+			state[i] = ASK_WAIT;
+			stats->joined++;
+			continue;
+		}
+		wanted[i] = seen + 1;
 		if (SendProcSignal(pids[i], PROCSIG_MPTCP_REPORT, slots[i]) < 0)
 		{
 			reports[i]->status = MPTCP_REPORT_GONE;
@@ -802,17 +817,22 @@ typedef enum Unreported
 	UNREPORTED_REASONS,
 } Unreported;
 
+/* (n: the connections that the message counts, which "it" or "them" are) */
 static int
-unreported_errdetail(Unreported why)
+unreported_errdetail(Unreported why, int n)
 {
 	switch (why)
 	{
 		case UNREPORTED_NOT_LOADED:
 			return errdetail("Before Linux 6.15, the kernel shows the subflows of a connection without privileges only to the process that holds it, and mptcpinfo asks that process only when it is loaded at server start.");
 		case UNREPORTED_NO_ANSWER:
-			return errdetail("The server processes holding them did not answer within the time allowed.");
+			return errdetail_plural("The server process holding it did not answer within the time allowed.",
+									"The server processes holding them did not answer within the time allowed.",
+									n);
 		case UNREPORTED_FAILED:
-			return errdetail("Asking the kernel about them failed: %m.");
+			return errdetail_plural("Asking the kernel about it failed: %m.",
+									"Asking the kernel about them failed: %m.",
+									n);
 		default:
 			return errdetail("The kernel describes the subflows of a connection to the process holding it from Linux 5.16 on.");
 	}
@@ -907,7 +927,7 @@ mptcp_report_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 				(errmsg_plural("subflows of %d MPTCP connection cannot be shown",
 							   "subflows of %d MPTCP connections cannot be shown",
 							   unreported[i], unreported[i]),
-				 unreported_errdetail((Unreported) i),
+				 unreported_errdetail((Unreported) i, unreported[i]),
 				 i == UNREPORTED_NOT_LOADED ?
 				 errhint("Add \"mptcpinfo\" to \"shared_preload_libraries\" and restart the server.") : 0));
 	}

@@ -204,7 +204,7 @@ kill 'STOP', $stopped;
 my ($partial, $partial_debug, $notices) = query_subflows('processes');
 like(
 	$notices,
-	qr/NOTICE:  subflows of 1 MPTCP connection cannot be shown\nDETAIL:  The server processes holding them did not answer/,
+	qr/NOTICE:  subflows of 1 MPTCP connection cannot be shown\nDETAIL:  The server process holding it did not answer/,
 	'a stopped process: one NOTICE');
 my @partial = grep { !/^$stopped\|/ } split /\n/, $auto_rows;
 my @answered = grep { !/^$stopped\|/ } split /\n/, $partial;
