@@ -49,8 +49,9 @@
 #              this is the only mode (BENCH_HOST_SETUP; root only), and
 #              this mode refuses to run without it unless
 #              BENCH_HOST_SETUP=none; a signal endpoint on the primary's
-#              first address too, and guide/failover/mend-paths running on
-#              both hosts (it re-announces a path that comes back)
+#              first address too, the standby's limits of README.md's
+#              quick start (4 and 4), and guide/failover/mend-paths running
+#              on both hosts (it re-announces a path that comes back)
 #   mptcp_hostwide
 #              the guide's fallback: the same, with
 #              guide/failover/sysctl-host-wide.conf instead of sysctl.conf
@@ -86,6 +87,7 @@
 # retransmissions, and every second the walsender's subflows
 # (pg_stat_mptcp_subflows) and `ss -tinM` on the primary: logs/, and the
 # counters' timeline in counters.csv.
+# BENCH_STALL_CUT_PATH=N cuts path N instead of the busiest one.
 # BENCH_STALL_RESTORE_AFTER=S brings the cut path back S seconds after the
 # cut (default: never), and the run then records, in path-back.csv, how long
 # until the walsender's connection has a subflow on that path again (empty
@@ -353,6 +355,9 @@ run_one() {
 		# what the guide sets up beside the settings: the primary's first
 		# address as a signal endpoint too, and mend-paths on both hosts
 		ip mptcp endpoint add 198.18.1.1 dev sv1 signal
+		# and the standby's limits as README.md's quick start sets them,
+		# with room to spare (the lab's own leave none: 3 of 3)
+		bash "$LAB" client "$WORK/lab" ip mptcp limits set subflows 4 add_addr_accepted 4
 		"$GUIDE/mend-paths" >"$OUT/logs/mend-paths.$mode.$round.primary.txt" 2>&1 &
 		MENDERS+=($!)
 		# (lab.sh execs it: its pid is the one to stop)
@@ -396,6 +401,7 @@ run_one() {
 	sleep 3
 	after=$(path_total)
 	busiest=$(join <(echo "$before") <(echo "$after") | awk '{ d = $3 - $2; if (d > m) { m = d; p = $1 } } END { print p }')
+	busiest=${BENCH_STALL_CUT_PATH:-$busiest}
 	# the subflows the connection has when its path dies
 	[ "${mode#mptcp}" != "$mode" ] &&
 		subflows=$(sql "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $wpid")
