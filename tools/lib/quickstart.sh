@@ -10,14 +10,16 @@
 # The README marks its blocks with "<!-- quickstart: ROLE -->" on the line
 # before the fence: each-host and each-host-settings (run on the primary,
 # then on the standby), primary, standby, check and health (SQL, run on
-# the primary).  Only these change on the way, as a host of the lab has
+# the primary), synchronous (on the primary), cut and restore (on the
+# standby).  Only these change on the way, as a host of the lab has
 # other addresses: the "V=" line -> this major; the primary's addresses
 # 10.1.0.1 -> 198.18.1.1 and 10.2.0.1 -> 198.18.2.1 (wherever they appear,
-# the standby's host list included); the "A1=... A2=... NIC2=..." line of
-# each-host-settings -> the host's own addresses and second interface
-# (198.18.1.1 198.18.2.1 sv2 on the primary, 198.18.1.2 198.18.2.2 cv2 on
-# the standby); the networks 10.N.0.0/24 -> 198.18.N.0/24.  The lab's own MPTCP endpoints and limits
-# are flushed first: the README's commands must set them.  The primary runs
+# the standby's host list included); the "A1=... NIC1=... A2=... NIC2=..."
+# line of each-host-settings -> the host's own addresses and interfaces
+# (198.18.1.1 sv1 198.18.2.1 sv2 on the primary, 198.18.1.2 cv1 198.18.2.2
+# cv2 on the standby); system-postgresql.slice -> the host's cgroup; the
+# networks 10.N.0.0/24 -> 198.18.N.0/24.  The lab's own MPTCP endpoints and
+# limits are flushed first: the README's commands must set them.  The primary runs
 # in a network namespace of its own (the lab's server side), the standby in
 # the lab's client namespace, each in its own chroot, with iproute2 and
 # procps installed as on any Debian host.  What systemd would do there, the
