@@ -200,12 +200,13 @@ cmd_deb() {
 # path that comes back gets its subflow again), pg-mptcp-paths (limits and
 # endpoints from /etc/pg-mptcp/paths.conf, at every boot), and the MPTCP
 # sysctls.  Installing it enables the two units; systemd starts them (a
-# chroot's policy-rc.d keeps them stopped).  Its version is the date of the
-# last change to guide/failover/.
+# chroot's policy-rc.d keeps them stopped).  Its version is the UTC date and
+# time of the last commit that changed guide/failover/ (1.20261128.093000):
+# two changes on one day still make a newer version.
 deb_failover_package() {
 	local out=$1 g=$TOP/guide/failover pkg ver root
 	pkg=pg-mptcp-failover
-	ver=$(git -C "$TOP" log -1 --format=%cd --date=format:%Y%m%d -- guide/failover 2>/dev/null || true)
+	ver=$(TZ=UTC git -C "$TOP" log -1 --format=%cd --date=format-local:%Y%m%d.%H%M%S -- guide/failover 2>/dev/null || true)
 	ver=1.${ver:-0}
 	root=$(mktemp -d)
 	chmod 755 "$root"

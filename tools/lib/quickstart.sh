@@ -11,7 +11,15 @@
 # before the fence: each-host and each-host-settings (run on the primary,
 # then on the standby), primary, standby, check and health (SQL, run on
 # the primary), synchronous (on the primary), cut and restore (on the
-# standby).  Only these change on the way, as a host of the lab has
+# standby).  Each block runs in a shell of its own, as a DBA who opened
+# a new one would run it: nothing (not V) carries over from the one before.
+# A block may be followed by the output the README shows for it
+# ("<!-- quickstart: ROLE output -->", or "cut check output" and the like
+# for a query run again later): the test checks that what it printed has
+# those lines, in that order (tools/lib/shown_output.py).  The standby is a
+# host that already runs Debian's PostgreSQL of the major where the suite
+# has it (ours may be a downgrade there); the primary a bare one.
+# Only these change on the way, as a host of the lab has
 # other addresses: the "V=" line -> this major; the primary's addresses
 # 10.1.0.1 -> 198.18.1.1 and 10.2.0.1 -> 198.18.2.1 (wherever they appear,
 # the standby's host list included); the "A1=... NIC1=... A2=... NIC2=..."
@@ -84,6 +92,21 @@ quickstart_block() {
 			-e 's|10\.\([12]\)\.0\.0/24|198.18.\1.0/24|g' -e 's/dev eth1/dev sv2/g'
 }
 
+# quickstart_output ROLE: the output the README shows after a block (its
+# "<!-- quickstart: ROLE output -->"), in the lab's addresses, with our
+# version in place of the README's example and "..." for the failover
+# package's (dated) one
+quickstart_output() {
+	awk -v role="$1" '
+		$0 ~ "^<!-- quickstart: " role " output -->$" { want = 1; next }
+		want && /^```/ { if (inside) { want = 0; inside = 0 } else inside = 1; next }
+		want && inside { print }' "$TOP/README.md" |
+		sed -E -e 's/10\.([12])\.0\.([12])/198.18.\1.\2/g' -e 's/dev eth0/dev sv1/g' -e 's/dev eth1/dev sv2/g' \
+			-e "s/[0-9]+\.[0-9]+-[^[:space:]]*\+mptcp[0-9]+[^[:space:]]*/$DEB_VERSION/" \
+			-e "s/^postgresql-[0-9]+([[:space:]])/postgresql-$MAJOR_NUMBER\1/" \
+			-e 's/^(pg-mptcp-failover[[:space:]]+).*/\1.../'
+}
+
 quickstart_test_run() {
 	local R=$QUICKSTART_DIR/primary RB=$QUICKSTART_DIR/standby lab=$QUICKSTART_DIR/lab V=$MAJOR_NUMBER srv n=0
 	local lab_sh=$TOP/src/test/mptcp/lab.sh role pw=quickstart-Secret-1
@@ -92,6 +115,16 @@ quickstart_test_run() {
 	for role in each-host each-host-settings primary standby check synchronous cut restore health; do
 		[ -n "$(quickstart_block "$role")" ] || fail "README.md has no quick-start block \"$role\""
 	done
+	for role in each-host each-host-settings primary check health "cut check" "cut health" "restore mend-paths"; do
+		[ -n "$(quickstart_output "$role")" ] || fail "README.md shows no output for \"$role\""
+	done
+	# shown NAME ROLE FILE: FILE has the output the README shows for ROLE
+	shown() {
+		local want=$QUICKSTART_DIR/shown-${2// /-}.txt
+		quickstart_output "$2" >"$want"
+		python3 "$TOP/tools/lib/shown_output.py" "$want" "$3" && ok "$1: the output README.md shows" ||
+			fail "$1: not the output README.md shows (\"$2\"; got: $3)"
+	}
 	# the README's commands set the paths: none set by the lab
 	nsenter -t "$srv" -n ip mptcp endpoint flush
 	nsenter -t "$srv" -n ip mptcp limits set subflows 0 add_addr_accepted 0
@@ -112,11 +145,11 @@ quickstart_test_run() {
 	# network namespace.  on_primary/on_standby SCRIPT: the same in the lab;
 	# standard input is the caller's (the password), no terminal.
 	local sh_env=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root DEBIAN_FRONTEND=noninteractive)
-	install_on() { chroot "$1" "${sh_env[@]}" bash -exc "V=$V; $2" </dev/null; }
+	install_on() { chroot "$1" "${sh_env[@]}" bash -exc "$2" </dev/null; }
 	# (each host's commands, its clusters included, in its cgroup)
 	in_cgroup() { sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$QS_CGROUP/$1" "${@:2}"; }
-	on_primary() { in_cgroup primary setsid -w nsenter -t "$srv" -n chroot "$R" "${sh_env[@]}" bash -exc "V=$V; $1"; }
-	on_standby() { in_cgroup standby setsid -w "$lab_sh" client "$lab" chroot "$RB" "${sh_env[@]}" bash -exc "V=$V; $1"; }
+	on_primary() { in_cgroup primary setsid -w nsenter -t "$srv" -n chroot "$R" "${sh_env[@]}" bash -exc "$1"; }
+	on_standby() { in_cgroup standby setsid -w "$lab_sh" client "$lab" chroot "$RB" "${sh_env[@]}" bash -exc "$1"; }
 	# what systemd does before a cluster starts: the packaged drop-in's
 	# ExecStartPre ("-+": as root, failure allowed; here it must work)
 	local dropin=/usr/lib/systemd/system/postgresql@.service.d/pg-mptcp-failover.conf
@@ -128,6 +161,8 @@ quickstart_test_run() {
 		chroot "$1" ${pre//\/sys\/fs\/cgroup\/system.slice\/system-postgresql.slice/$QS_CGROUP/$2}
 	}
 	psql_primary() { nsenter -t "$srv" -n chroot "$R" runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+	# (as a DBA's psql prints it, into a file)
+	psql_shown() { nsenter -t "$srv" -n chroot "$R" runuser -u postgres -- psql -X -v ON_ERROR_STOP=1 -c "$(quickstart_block "$1")" >"$QUICKSTART_DIR/$2"; }
 	psql_standby() { "$lab_sh" client "$lab" chroot "$RB" runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 	sysctl_primary() { nsenter -t "$srv" -n cat "/proc/sys/$1"; }
 	sysctl_standby() { "$lab_sh" client "$lab" cat "/proc/sys/$1"; }
@@ -136,16 +171,30 @@ quickstart_test_run() {
 	install_on "$R" "$(quickstart_block each-host)" >"$QUICKSTART_DIR/primary-install.log" 2>&1 ||
 		fail "the each-host block on the primary (log: $QUICKSTART_DIR/primary-install.log)"
 	expect "primary: postgresql-$V from our repository" "$(chroot "$R" dpkg-query -W -f='${Version}' "postgresql-$V")" "$DEB_VERSION"
+	shown "each-host, on the primary" each-host "$QUICKSTART_DIR/primary-install.log"
 	start_pre "$R" primary >>"$QUICKSTART_DIR/primary-install.log" 2>&1 || fail "the drop-in's ExecStartPre on the primary (log: $QUICKSTART_DIR/primary-install.log)"
 	on_primary "pg_ctlcluster $V main start" </dev/null >>"$QUICKSTART_DIR/primary-install.log" 2>&1 || fail "starting the primary's cluster"
+	# The standby is a host that already runs Debian's PostgreSQL of this
+	# major, where the suite has it (trixie has 17, not 18): installing ours
+	# is then an upgrade or, where Debian's minor is newer, a downgrade.
+	local debian_version
+	install_on "$RB" "apt-get update -q" >"$QUICKSTART_DIR/standby-debian.log" 2>&1 || fail "apt-get update on the standby (log: $QUICKSTART_DIR/standby-debian.log)"
+	debian_version=$(chroot "$RB" apt-cache policy "postgresql-$V" | awk '/Candidate:/ { print $2 }')
+	if [ -n "$debian_version" ] && [ "$debian_version" != "(none)" ]; then
+		echo "# Debian's postgresql-$V $debian_version on the standby first, as on a host that runs it"
+		install_on "$RB" "apt-get install -y -q postgresql-$V" >>"$QUICKSTART_DIR/standby-debian.log" 2>&1 ||
+			fail "installing Debian's postgresql-$V on the standby (log: $QUICKSTART_DIR/standby-debian.log)"
+		expect "standby: Debian's postgresql-$V installed first" "$(chroot "$RB" dpkg-query -W -f='${Version}' "postgresql-$V")" "$debian_version"
+	else
+		echo "# Debian $DEB_SUITE has no postgresql-$V: the standby starts without PostgreSQL, as the primary does"
+	fi
 	echo "# each-host, on the standby"
 	install_on "$RB" "$(quickstart_block each-host)" >"$QUICKSTART_DIR/standby-install.log" 2>&1 ||
 		fail "the each-host block on the standby (log: $QUICKSTART_DIR/standby-install.log)"
 	expect "standby: postgresql-$V from our repository" "$(chroot "$RB" dpkg-query -W -f='${Version}' "postgresql-$V")" "$DEB_VERSION"
-	# (grep reads it all: with -q, dpkg-deb would die of SIGPIPE under pipefail)
-	dpkg-deb -c "$(ls "$DEB_REPO"/postgresql-doc-"$V"_*.deb)" | grep "/html/mptcpinfo.html$" >/dev/null &&
-		ok "postgresql-doc-$V has the HTML reference of mptcpinfo (README.md)" ||
-		fail "postgresql-doc-$V lacks html/mptcpinfo.html"
+	[ -s "$RB/usr/share/doc/postgresql-doc-$V/html/mptcpinfo.html" ] &&
+		ok "standby: the HTML reference of mptcpinfo where README.md says" ||
+		fail "standby: no /usr/share/doc/postgresql-doc-$V/html/mptcpinfo.html"
 	expect "standby: libpq5 from our repository" "$(chroot "$RB" dpkg-query -W -f='${Version}' libpq5)" "$DEB_VERSION"
 	start_pre "$RB" standby >>"$QUICKSTART_DIR/standby-install.log" 2>&1 || fail "the drop-in's ExecStartPre on the standby (log: $QUICKSTART_DIR/standby-install.log)"
 	on_standby "pg_ctlcluster $V main start" </dev/null >>"$QUICKSTART_DIR/standby-install.log" 2>&1 || fail "starting the standby's cluster"
@@ -154,6 +203,7 @@ quickstart_test_run() {
 		fail "the each-host-settings block on the primary (log: $QUICKSTART_DIR/primary-settings.log)"
 	on_standby "$(quickstart_block each-host-settings standby)" </dev/null >"$QUICKSTART_DIR/standby-settings.log" 2>&1 ||
 		fail "the each-host-settings block on the standby (log: $QUICKSTART_DIR/standby-settings.log)"
+	shown "each-host-settings, on the primary" each-host-settings "$QUICKSTART_DIR/primary-settings.log"
 	echo "# pg-mptcp-mend-paths on both hosts, as its unit runs it"
 	nsenter -t "$srv" -n chroot "$R" "${sh_env[@]}" /usr/sbin/pg-mptcp-mend-paths >"$QUICKSTART_DIR/primary-mend-paths.log" 2>&1 &
 	QS_MENDERS="$!"
@@ -177,6 +227,7 @@ quickstart_test_run() {
 	echo "# primary"
 	printf '%s\n%s\n' "$pw" "$pw" | on_primary "$(quickstart_block primary)" >"$QUICKSTART_DIR/primary.log" 2>&1 ||
 		fail "the primary block (log: $QUICKSTART_DIR/primary.log)"
+	shown "primary" primary "$QUICKSTART_DIR/primary.log"
 	psql_primary -c "CREATE TABLE items AS SELECT g AS id, md5(g::text) AS t FROM generate_series(1, 100000) g"
 	echo "# standby"
 	printf '%s\n' "$pw" | on_standby "$(quickstart_block standby)" >"$QUICKSTART_DIR/standby.log" 2>&1 ||
@@ -216,6 +267,10 @@ quickstart_test_run() {
 	echo "# $rows"
 	expect "the README's check: standby1 streaming, mptcp, 2 subflows (one per path)" "$(echo "$rows" | awk '{ print $1, $2, $3, $4 }')" "standby1 streaming t 2"
 	expect "the README's health check: no row" "$(psql_primary -c "$(quickstart_block health)")" ""
+	psql_shown check check.out
+	shown "check" check "$QUICKSTART_DIR/check.out"
+	psql_shown health health.out
+	shown "health" health "$QUICKSTART_DIR/health.out"
 	local before after
 	before=$(psql_primary -F ' ' -c "$walsender_sql")
 	echo "# walsender before the cut: $before"
@@ -256,6 +311,10 @@ quickstart_test_run() {
 	expect "cut: the walsender's connection down to 1 subflow, none on path 1" "$subflows $on_path1" "1 0"
 	expect "cut: still the same walsender" "$(psql_primary -F ' ' -c "$walsender_sql" | awk '{ print $1 }')" "$(echo "$before" | awk '{ print $1 }')"
 	expect "cut: the README's health check shows the replica" "$(psql_primary -c "$(quickstart_block health)" | cut -d'|' -f2)" standby1
+	psql_shown check cut-check.out
+	shown "cut: check" "cut check" "$QUICKSTART_DIR/cut-check.out"
+	psql_shown health cut-health.out
+	shown "cut: health" "cut health" "$QUICKSTART_DIR/cut-health.out"
 
 	echo "# restore, on the standby"
 	on_standby "$(quickstart_block restore standby)" </dev/null >"$QUICKSTART_DIR/restore.log" 2>&1 ||
@@ -264,6 +323,9 @@ quickstart_test_run() {
 	[ "${subflows:-0}" -ge 2 ] && [ "$on_path1" -ge 1 ] && ok "restore: a subflow on path 1 again within 60 s (mend-paths; $subflows subflows)" ||
 		fail "restore: no subflow on path 1 within 60 s ($subflows subflows, $on_path1 on path 1; logs: $QUICKSTART_DIR/*-mend-paths.log)"
 	expect "restore: the README's health check: no row" "$(psql_primary -c "$(quickstart_block health)")" ""
+	shown "restore: mend-paths on the primary" "restore mend-paths" "$QUICKSTART_DIR/primary-mend-paths.log"
+	psql_shown check restore-check.out
+	shown "restore: check" check "$QUICKSTART_DIR/restore-check.out"
 	insert_rows 100401 100500 "synchronous, path 1 back" || fail "a synchronous commit after the restore did not return within 60 s"
 	sum=$(psql_primary -c "$sum_sql")
 	standby_sum 30

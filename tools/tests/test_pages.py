@@ -14,8 +14,17 @@ bench/results/**/*.md, and fails, naming file and line, when:
   - an operator page (README.md, guide/) carries a test tag ([test ...],
     [lab], [demo], ...) or project history (dates, "this machine", "these
     machines", CI timings);
-  - the path a new user reads (PATH_PAGES) is over MAX_PATH_WORDS words,
-    counted as wc -w counts;
+  - a DBA's path, per suite (SUITE_PATHS: the pages of the quick start,
+    plus every page they tell the DBA to "read"), is over MAX_PATH_WORDS
+    words, counted as wc -w counts;
+  - a figure given as a range ("0.30-0.45 s", with an en dash) appears
+    twice on the operator pages: a figure lives in one place, the others
+    link to it;
+  - an operator page says "about N s" in a paragraph that names no
+    kernel (Linux N.N, 6.1, ...), and neither does its section before it:
+    how long the kernel takes depends on the kernel;
+  - README.md's package table lacks a suite's kernel or the failover
+    bound measured on it;
   - bench/results (less what its .gitignore says the bench regenerates) is
     over 2 MB, or has a file over 2,000 lines.
 No network, no build: a second at most.  Usage: test_pages.py [TOP]
@@ -27,7 +36,13 @@ import sys
 TOP = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                       os.path.join(os.path.dirname(__file__), "..", ".."))
 PATH_PAGES = ["README.md", "guide/install.md"]
+# Each suite's path: PATH_PAGES, plus what they send that suite's DBA to
+# "read" (must_read).  A sentence that names one suite only counts for it.
+SUITE_PATHS = {"Debian 12 with 15": "Debian 12", "Debian 13 with 17 or 18": "Debian 13"}
 MAX_PATH_WORDS = 2500
+RANGE_FIGURE = re.compile(r"\b\d+(?:\.\d+)?\u2013\d+(?:\.\d+)? m?s\b")
+ABOUT_SECONDS = re.compile(r"\babout \d+(?:\.\d+)? m?s\b")
+KERNEL_NAMED = re.compile(r"\b(?:Linux \d|[5-7]\.\d\d?\b(?! ?m?s\b)|kernels? \d)")
 OPERATOR = re.compile(r"^(README\.md|guide/.*\.md)$")
 
 errors = []
@@ -199,6 +214,63 @@ def check_page(page):
                     err(page, n, f"project history on an operator page ({what}): {m.group(0)}")
 
 
+def must_read(suite):
+    """The pages PATH_PAGES tell the DBA of a suite to read: a link right
+    after the word "read", in a sentence that names no other suite."""
+    out = []
+    for page in PATH_PAGES:
+        for l in read(page):
+            for m in re.finditer(r"\bread:? \[[^\]]*\]\(([^)#\s]+)", l):
+                others = [s for s in SUITE_PATHS.values() if s != suite and s in l]
+                if others and suite not in l:
+                    continue
+                dest = resolve(page, m.group(1))
+                if dest not in PATH_PAGES + out:
+                    out.append(dest)
+    return out
+
+
+def check_figures():
+    """A range figure lives in one place; "about N s" names its kernel."""
+    seen = {}
+    for page in pages():
+        if not OPERATOR.match(page):
+            continue
+        lines = read(page)
+        section = 0
+        for n, l in enumerate(lines, 1):
+            if l.startswith("#"):
+                section = n - 1
+            for m in RANGE_FIGURE.finditer(l):
+                if m.group(0) in seen:
+                    err(page, n, f"{m.group(0)} again (first at {seen[m.group(0)]}): give a figure once, and link to it")
+                else:
+                    seen[m.group(0)] = f"{page}:{n}"
+            if ABOUT_SECONDS.search(l):
+                a = n - 1
+                while a > 0 and lines[a - 1].strip():
+                    a -= 1
+                b = n
+                while b < len(lines) and lines[b].strip():
+                    b += 1
+                paragraph = " ".join(lines[a:b])
+                if not KERNEL_NAMED.search(paragraph) and not KERNEL_NAMED.search(" ".join(lines[section:n])):
+                    err(page, n, f"\"{ABOUT_SECONDS.search(l).group(0)}\" in a paragraph that names no kernel")
+
+
+def check_package_table():
+    """README.md's package table: a row per suite with its kernel and the
+    longest commit after a cut measured on it."""
+    rows = [l for l in read("README.md") if l.startswith("| ") and "make deb" in l]
+    for suite, kernel in (("Debian 12", "6.1"), ("Debian 13", "6.12")):
+        mine = [r for r in rows if suite in r]
+        if not mine:
+            err("README.md", 0, f"the package table has no row for {suite}")
+        for r in mine:
+            if not re.search(r"\b" + re.escape(kernel) + r"\b", r) or not RANGE_FIGURE.search(r):
+                err("README.md", 0, f"the package table's row for {suite} lacks its kernel ({kernel}) or its failover bound")
+
+
 def resolve_name(page, name):
     for cand in (os.path.join(os.path.dirname(page), name), name, "guide/" + name):
         cand = os.path.normpath(cand)
@@ -241,16 +313,22 @@ def main():
     for p in pages():
         check_page(p)
     results = check_results()
-    words = 0
-    for p in PATH_PAGES:
-        with open(os.path.join(TOP, p), encoding="utf-8") as f:
-            words += len(f.read().split())
-    if words > MAX_PATH_WORDS:
-        err(" + ".join(PATH_PAGES), 0, f"the path is {words} words, more than {MAX_PATH_WORDS}")
+    check_figures()
+    check_package_table()
+    counted = []
+    for name, suite in SUITE_PATHS.items():
+        path = PATH_PAGES + must_read(suite)
+        words = 0
+        for p in path:
+            with open(os.path.join(TOP, p), encoding="utf-8") as f:
+                words += len(f.read().split())
+        if words > MAX_PATH_WORDS:
+            err(" + ".join(path), 0, f"the path of {name} is {words} words, more than {MAX_PATH_WORDS}")
+        counted.append(f"{name} ({' + '.join(path)}): {words} words")
     for e in errors:
         print(e)
-    print(f"pages: {len(pages())} checked; the path ({' + '.join(PATH_PAGES)}): {words} words "
-          f"(at most {MAX_PATH_WORDS}); bench/results: {results} bytes; {len(errors)} problem(s)")
+    print(f"pages: {len(pages())} checked; the paths, at most {MAX_PATH_WORDS} words each: "
+          f"{'; '.join(counted)}; bench/results: {results} bytes; {len(errors)} problem(s)")
     return 1 if errors else 0
 
 
