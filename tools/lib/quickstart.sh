@@ -51,7 +51,11 @@
 # with a subflow per path.  Commits made synchronous, the README's cut
 # (a blackhole route on the standby): commits go on over the same
 # connection, the health query shows the replica; the README's restore:
-# a subflow on path 1 again (mend-paths), the health query empty.  Then
+# a subflow on path 1 again (mend-paths), the health query empty.  The
+# standby restarted as at a reboot (its MPTCP limits and endpoints flushed,
+# the packaged pg-mptcp-paths.service's ExecStart, the cluster started
+# again): limits and endpoints back, the walreceiver back with a subflow
+# per path.  Then
 # path 1 is cut for good at the lab's router: rows still arrive; the
 # walsender is terminated on
 # the primary, the walreceiver connects again over path 2 (the host list),
@@ -337,6 +341,29 @@ quickstart_test_run() {
 			fail "$side: host-setup's program set no subflow (--status: ${st:-nothing attached})"
 	done
 
+	echo "# the standby restarted as at a reboot: MPTCP's limits and endpoints gone, pg-mptcp-paths.service sets them again"
+	on_standby "pg_ctlcluster $V main stop" </dev/null >>"$QUICKSTART_DIR/reboot.log" 2>&1 || fail "stopping the standby's cluster"
+	"$lab_sh" client "$lab" ip mptcp endpoint flush
+	"$lab_sh" client "$lab" ip mptcp limits set subflows 0 add_addr_accepted 0
+	local unit=/usr/lib/systemd/system/pg-mptcp-paths.service exec_start
+	exec_start=$(sed -n 's/^ExecStart=//p' "$RB$unit")
+	[ -n "$exec_start" ] || fail "$unit has no ExecStart line"
+	# (what systemd runs at boot, in the host's namespace)
+	# shellcheck disable=SC2086 # the line's words
+	"$lab_sh" client "$lab" chroot "$RB" "${sh_env[@]}" $exec_start >>"$QUICKSTART_DIR/reboot.log" 2>&1 || fail "$unit's ExecStart (log: $QUICKSTART_DIR/reboot.log)"
+	expect "reboot: pg-mptcp-paths.service set the limits again" "$("$lab_sh" client "$lab" ip mptcp limits show | tr -s ' ' | sed 's/ $//')" "add_addr_accepted 4 subflows 4"
+	expect "reboot: and a signal endpoint on each address" "$("$lab_sh" client "$lab" ip mptcp endpoint show | grep -c -e "^198.18.1.2 .*signal" -e "^198.18.2.2 .*signal" || true)" 2
+	start_pre "$RB" standby >>"$QUICKSTART_DIR/reboot.log" 2>&1 || fail "the drop-in's ExecStartPre on the standby, again"
+	on_standby "pg_ctlcluster $V main start" </dev/null >>"$QUICKSTART_DIR/reboot.log" 2>&1 || fail "starting the standby's cluster again"
+	subflows_until -ge 2 60
+	expect "reboot: the walreceiver back, over MPTCP, a subflow per path (the limits are the standby's)" "${subflows:-none}" 2
+	before=$(psql_primary -F ' ' -c "$walsender_sql")
+	echo "# walsender after the restart: $before"
+	insert_rows 100501 100600 "after the restart" || fail "a synchronous commit after the standby's restart did not return within 60 s"
+	sum=$(psql_primary -c "$sum_sql")
+	standby_sum 30
+	expect "reboot: the standby has the rows (count, checksum)" "$got" "$sum"
+
 	echo "# path 1 cut for good, at the lab's router"
 	"$lab_sh" blackhole "$lab" 1
 	insert_rows 100101 100200 "after the cut" || fail "a commit with path 1 cut at the router did not return within 60 s"
@@ -361,7 +388,7 @@ quickstart_test_run() {
 	sum=$(psql_primary -c "$sum_sql")
 	standby_sum 30
 	expect "after the reconnect: the standby's rows equal the primary's (count, checksum)" "$got" "$sum"
-	expect "500 rows after the copy, none lost" "$(psql_standby -c "SELECT count(*) FROM items WHERE id > 100000")" 500
+	expect "600 rows after the copy, none lost" "$(psql_standby -c "SELECT count(*) FROM items WHERE id > 100000")" 600
 	echo "deb-test-quickstart: PASS ($n checks: README.md's quick start, $PG_SOURCE_PACKAGE $DEB_VERSION, Debian $DEB_SUITE)"
 }
 
