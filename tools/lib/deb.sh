@@ -55,10 +55,10 @@ deb_source_tree() {
 	done
 	rm -rf "$tmp"
 	deb_changelog_entry "$dir/debian/changelog"
-	# The series' new libpq.so.5 functions (PQmptcpInUse, and
-	# PQconnectTimeRemaining and PQconnectPollNext where the series has
-	# them): a program that calls one needs our libpq5 (dpkg-gensymbols turns
-	# these lines into that dependency).  In the symbols file's order.
+	# The series' new libpq.so.5 functions (PQmptcpInUse,
+	# PQconnectTimeRemaining and PQconnectPollNext): a program that calls
+	# one needs our libpq5 (dpkg-gensymbols turns these lines into that
+	# dependency).  In the symbols file's order.
 	local sym
 	for sym in $(awk 'NF == 2 && $1 !~ /^#/ { print $1 }' "$TREE/src/interfaces/libpq/exports.txt" |
 		grep -vxF -f <(awk 'NF == 2 && $1 !~ /^#/ { print $1 }' "$dir/src/interfaces/libpq/exports.txt")); do

@@ -198,9 +198,11 @@ refresh_into() {
 			cp -p "$tmp/$path" "$out/$path"
 		fi
 	done <<<"$(series_files "$tmp/patches")"
-	# (what is not made from the commits: the pinned source, the cover letter)
+	# (what is not made from the commits: the pinned source, the cover
+	# letters, the export's messages and layers)
 	cp -p "$out/patches/$PG_MAJOR/upstream.conf" "$tmp/patches/" 2>/dev/null || true
 	cp -p "$out/patches/$PG_MAJOR"/cover-letter* "$out/patches/$PG_MAJOR"/export-message-* "$tmp/patches/" 2>/dev/null || true
+	cp -a "$out/patches/$PG_MAJOR"/export-without-* "$tmp/patches/" 2>/dev/null || true
 	rm -rf "${out:?}/patches/$PG_MAJOR"
 	mkdir -p "$out/patches"
 	cp -a "$tmp/patches" "$out/patches/$PG_MAJOR"
