@@ -42,6 +42,17 @@ static HTAB *known_subflows = NULL;
 static MemoryContext known_subflows_cxt = NULL;
 
 /*
+ * Does the kernel show this process whose subflow a TCP socket is (its
+ * MPTCP ULP info)?  Linux 6.15 shows it to anyone, earlier kernels only to
+ * CAP_NET_ADMIN, so a dump of the TCP sockets describes subflows or walks
+ * the whole table to keep none.  Neither the kernel nor the process's
+ * privileges change while the session lasts: the first subflow looked up
+ * tells, for the rest of the session.
+ */
+static bool ulp_info_known = false;
+static bool ulp_info_shown = false;
+
+/*
  * Is the connection's one subflow its initial one, whose ends are the
  * connection's own?  Not once the initial subflow has closed (on a dead
  * path, say) and another took over: that one is found like any other.
@@ -52,6 +63,15 @@ only_initial_subflow(const MptcpConn *c)
 	bool		has_initial;
 
 	return mptcp_conn_subflows(c, &has_initial) == 1 && has_initial;
+}
+
+/* may the connection's initial subflow be left?  (before 6.8: maybe) */
+static bool
+may_have_initial_subflow(const MptcpConn *c)
+{
+	bool		has_initial;
+
+	return mptcp_conn_subflows(c, &has_initial) >= 1 && has_initial;
 }
 
 /* the same ends, whatever family the kernel reported them in */
@@ -73,7 +93,6 @@ mptcp_lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 	int		   *first = palloc(sizeof(int) * (n + 1));
 	int		   *count = palloc(sizeof(int) * (n + 1));
 	int			nlookups = 0;
-	bool		dump_describes = true;
 
 	/* what to look up: each connection's one subflow, or those known */
 	ends = palloc(sizeof(MptcpSockEnds *) * (n + 1) * MPTCP_MAX_SUBFLOWS);
@@ -101,9 +120,32 @@ mptcp_lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 		}
 		else if (expected == 0)
 			first[k] = nlookups;	/* none to show, nothing to look for */
+		else if (!ulp_info_known && may_have_initial_subflow(c))
+		{
+			/*
+			 * Not enough to describe the connection, but its initial subflow
+			 * tells whether a dump would (ulp_info_shown), where nothing else
+			 * looked up here does.
+			 */
+			ends[nlookups++] = &c->ends;
+		}
 	}
 	found = palloc(sizeof(MptcpSubflow *) * (nlookups + 1));
 	mptcp_diag_lookup(diag, nlookups, ends, found);
+
+	/*
+	 * The ULP info, where shown, says whose subflow it is; where the kernel
+	 * hides it, it hides it in a dump too.  (One socket that shows it is
+	 * proof; one that does not may be no subflow after all.)
+	 */
+	for (int i = 0; i < nlookups && !ulp_info_shown; i++)
+	{
+		if (found[i] != NULL)
+		{
+			ulp_info_known = true;
+			ulp_info_shown = found[i]->flags_known;
+		}
+	}
 
 	/* a connection is described if all its subflows were found */
 	*nlooked_up = 0;
@@ -118,12 +160,6 @@ mptcp_lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 		{
 			MptcpSubflow *s = found[i];
 
-			/*
-			 * The ULP info, where shown, says whose subflow it is; where the
-			 * kernel hides it, it hides it in a dump too.
-			 */
-			if (s != NULL && !s->flags_known)
-				dump_describes = false;
 			if (s == NULL || (s->flags_known && s->token != c->info.token))
 				break;
 			subflows = lappend(subflows, s);
@@ -134,7 +170,8 @@ mptcp_lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 		conns[k].unknown = SUBFLOWS_KNOWN;
 		(*nlooked_up)++;
 	}
-	return dump_describes;
+	/* (not known yet: a dump, which 6.15 needs) */
+	return !ulp_info_known || ulp_info_shown;
 }
 
 void

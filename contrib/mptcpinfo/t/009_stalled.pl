@@ -120,6 +120,13 @@ is(join(',', @debug[5 .. 7]), '0,0,0',
 # A dump keeps the subflows only, not every TCP socket of the host (here
 # the plain TCP sessions of this test, at both ends).
 my ($dumped, $kept) = $stderr =~ /; (\d+) TCP sockets dumped, (\d+) subflows kept/;
+# Where the kernel does not show whose subflows the TCP sockets are (before
+# Linux 6.15, to a server without privileges), the first query does not go
+# through a dump that would describe nothing: the initial subflow, looked
+# up by the connection's ends, says so.
+ok($debug[1] == 1 || $dumped == 0,
+	"first query: no TCP dump where it describes nothing ($dumped TCP sockets dumped)"
+) or diag $stderr;
 SKIP:
 {
 	skip 'the first query asked the process instead of reading a dump', 1
