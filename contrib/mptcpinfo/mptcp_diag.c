@@ -75,6 +75,11 @@ typedef struct DiagDump
 	int			protocol;
 	bool		not_mptcp;		/* TCP sockets answered an MPTCP request */
 	bool		subflows_only;	/* keep no TCP socket but MPTCP subflows */
+	/* what res had before the dump, for forget_dump() */
+	int			nconns;
+	int			nlisteners;
+	int			nsubflows;
+	int			tcp_dumped;
 } DiagDump;
 
 /*
@@ -270,6 +275,20 @@ add_socket(const struct nlmsghdr *nlh, void *arg)
 	}
 }
 
+/* a dump read again, or failed: res as it was before (mptcp_netlink_dump) */
+static void
+forget_dump(void *arg)
+{
+	DiagDump   *dump = arg;
+	MptcpDiag  *res = dump->res;
+
+	res->conns = list_truncate(res->conns, dump->nconns);
+	res->listeners = list_truncate(res->listeners, dump->nlisteners);
+	res->subflows = list_truncate(res->subflows, dump->nsubflows);
+	res->tcp_dumped = dump->tcp_dumped;
+	dump->not_mptcp = false;
+}
+
 /*
  * Dump the kernel's sockets of one family and protocol in the given TCP
  * states into res.  Returns false with errno set if the kernel cannot
@@ -309,8 +328,12 @@ sock_diag_dump(int fd, MptcpDiag *res, int family, int protocol,
 	else
 		request.req.idiag_ext |= 1 << (INET_DIAG_CONG - 1);
 
-	ok = mptcp_netlink_request(fd, &request.nlh, add_socket, &dump,
-							   DIAG_MAX_SOCKETS);
+	dump.nconns = list_length(res->conns);
+	dump.nlisteners = list_length(res->listeners);
+	dump.nsubflows = list_length(res->subflows);
+	dump.tcp_dumped = res->tcp_dumped;
+	ok = mptcp_netlink_dump(fd, &request.nlh, add_socket, forget_dump, &dump,
+							DIAG_MAX_SOCKETS);
 	if (ok && dump.not_mptcp)
 	{
 		/* drop what was taken before the first TCP socket showed */
@@ -518,19 +541,9 @@ mptcp_diag_read_subflows(MptcpDiag *diag)
 		return;
 	for (int i = 0; i < lengthof(families); i++)
 	{
-		int			kept = list_length(diag->subflows);
-		bool		ok;
-
-		/* a dump that sockets came or went through is read again, twice */
-		for (int attempt = 0;; attempt++)
-		{
-			ok = sock_diag_dump(fd, diag, families[i], IPPROTO_TCP,
-								TCP_STATES_SUBFLOWS);
-			if (ok || errno != EINTR || attempt == 2)
-				break;
-			diag->subflows = list_truncate(diag->subflows, kept);
-		}
-		if (!ok && errno != EAFNOSUPPORT)
+		if (!sock_diag_dump(fd, diag, families[i], IPPROTO_TCP,
+							TCP_STATES_SUBFLOWS) &&
+			errno != EAFNOSUPPORT)
 			ereport(WARNING,
 					(errmsg("could not read TCP socket diagnostics: %m")));
 	}

@@ -32,6 +32,7 @@ typedef struct KnownSubflows
 {
 	uint32		token;
 	uint64		inode;			/* of the connection's socket */
+	int			expected;		/* mptcp_expected_subflows() then */
 	int			n;
 	MptcpSockEnds *ends;		/* n of them, in the table's context */
 } KnownSubflows;
@@ -39,6 +40,17 @@ typedef struct KnownSubflows
 /* what the last query of this session found, in a context of its own */
 static HTAB *known_subflows = NULL;
 static MemoryContext known_subflows_cxt = NULL;
+
+/*
+ * Does the kernel show this process whose subflow a TCP socket is (its
+ * MPTCP ULP info)?  Linux 6.15 shows it to anyone, earlier kernels only to
+ * CAP_NET_ADMIN, so a dump of the TCP sockets describes subflows or walks
+ * the whole table to keep none.  Neither the kernel nor the process's
+ * privileges change while the session lasts: the first subflow looked up
+ * tells, for the rest of the session.
+ */
+static bool ulp_info_known = false;
+static bool ulp_info_shown = false;
 
 /*
  * Is the connection's one subflow its initial one, whose ends are the
@@ -53,6 +65,25 @@ only_initial_subflow(const MptcpConn *c)
 	return mptcp_conn_subflows(c, &has_initial) == 1 && has_initial;
 }
 
+/* may the connection's initial subflow be left?  (before 6.8: maybe) */
+static bool
+may_have_initial_subflow(const MptcpConn *c)
+{
+	bool		has_initial;
+
+	return mptcp_conn_subflows(c, &has_initial) >= 1 && has_initial;
+}
+
+/* the same ends, whatever family the kernel reported them in */
+static bool
+same_ends(const MptcpSockEnds *a, const MptcpSockEnds *b)
+{
+	return a->local_port == b->local_port &&
+		a->remote_port == b->remote_port &&
+		memcmp(a->local, b->local, 16) == 0 &&
+		memcmp(a->remote, b->remote, 16) == 0;
+}
+
 bool
 mptcp_lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 					  int *nlooked_up)
@@ -60,8 +91,8 @@ mptcp_lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 	const MptcpSockEnds **ends;
 	MptcpSubflow **found;
 	int		   *first = palloc(sizeof(int) * (n + 1));
+	int		   *count = palloc(sizeof(int) * (n + 1));
 	int			nlookups = 0;
-	bool		dump_describes = true;
 
 	/* what to look up: each connection's one subflow, or those known */
 	ends = palloc(sizeof(MptcpSockEnds *) * (n + 1) * MPTCP_MAX_SUBFLOWS);
@@ -73,54 +104,74 @@ mptcp_lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 			hash_search(known_subflows, &c->info.token, HASH_FIND, NULL);
 
 		first[k] = -1;
-		if (ks != NULL && ks->inode == c->inode && ks->n == expected)
+		count[k] = 0;
+		if (ks != NULL && ks->inode == c->inode && ks->expected == expected)
 		{
 			first[k] = nlookups;
+			count[k] = ks->n;
 			for (int i = 0; i < ks->n; i++)
 				ends[nlookups++] = &ks->ends[i];
 		}
 		else if (only_initial_subflow(c))
 		{
 			first[k] = nlookups;
+			count[k] = 1;
 			ends[nlookups++] = &c->ends;
 		}
 		else if (expected == 0)
 			first[k] = nlookups;	/* none to show, nothing to look for */
+		else if (!ulp_info_known && may_have_initial_subflow(c))
+		{
+			/*
+			 * Not enough to describe the connection, but its initial subflow
+			 * tells whether a dump would (ulp_info_shown), where nothing else
+			 * looked up here does.
+			 */
+			ends[nlookups++] = &c->ends;
+		}
 	}
 	found = palloc(sizeof(MptcpSubflow *) * (nlookups + 1));
 	mptcp_diag_lookup(diag, nlookups, ends, found);
+
+	/*
+	 * The ULP info, where shown, says whose subflow it is; where the kernel
+	 * hides it, it hides it in a dump too.  (One socket that shows it is
+	 * proof; one that does not may be no subflow after all.)
+	 */
+	for (int i = 0; i < nlookups && !ulp_info_shown; i++)
+	{
+		if (found[i] != NULL)
+		{
+			ulp_info_known = true;
+			ulp_info_shown = found[i]->flags_known;
+		}
+	}
 
 	/* a connection is described if all its subflows were found */
 	*nlooked_up = 0;
 	for (int k = 0; k < n; k++)
 	{
 		MptcpConn  *c = conns[k].row->conn;
-		int			expected = mptcp_expected_subflows(c);
 		List	   *subflows = NIL;
 
 		if (first[k] < 0)
 			continue;
-		for (int i = first[k]; i < first[k] + expected; i++)
+		for (int i = first[k]; i < first[k] + count[k]; i++)
 		{
 			MptcpSubflow *s = found[i];
 
-			/*
-			 * The ULP info, where shown, says whose subflow it is; where the
-			 * kernel hides it, it hides it in a dump too.
-			 */
-			if (s != NULL && !s->flags_known)
-				dump_describes = false;
 			if (s == NULL || (s->flags_known && s->token != c->info.token))
 				break;
 			subflows = lappend(subflows, s);
 		}
-		if (list_length(subflows) < expected)
+		if (list_length(subflows) < count[k])
 			continue;
 		conns[k].subflows = subflows;
 		conns[k].unknown = SUBFLOWS_KNOWN;
 		(*nlooked_up)++;
 	}
-	return dump_describes;
+	/* (not known yet: a dump, which 6.15 needs) */
+	return !ulp_info_known || ulp_info_shown;
 }
 
 void
@@ -144,6 +195,7 @@ mptcp_lookup_remember(ConnSubflows *conns, int n)
 		int			expected = mptcp_expected_subflows(c);
 		MptcpSockEnds ends[MPTCP_MAX_SUBFLOWS];
 		int			nends = 0;
+		bool		initial_left = false;
 		KnownSubflows *ks;
 		ListCell   *lc;
 
@@ -153,12 +205,29 @@ mptcp_lookup_remember(ConnSubflows *conns, int n)
 			MptcpSubflow *s = lfirst(lc);
 
 			if (s->state != 0 && nends < MPTCP_MAX_SUBFLOWS)
+			{
 				ends[nends++] = s->ends;
+				initial_left |= same_ends(&s->ends, &c->ends);
+			}
 		}
-		if (nends == 0 || nends != expected)
+
+		/*
+		 * All of them, as many as the kernel counts.  Before Linux 6.8 it
+		 * does not say whether the initial subflow is left, and the count
+		 * takes it to be: once it has closed, one subflow fewer is all of
+		 * them, if none of them is the initial one (it has the connection's
+		 * ends).  Kept with the kernel's count, so that the next query looks
+		 * them up while that count stays, rather than read a dump and ask the
+		 * process every time.
+		 */
+		if (nends == 0 ||
+			!(nends == expected ||
+			  (nends == expected - 1 && !initial_left &&
+			   !HAS_FIELD(MptcpInfo, subflows_total, c->info_len))))
 			continue;
 		ks = hash_search(known, &c->info.token, HASH_ENTER, NULL);
 		ks->inode = c->inode;
+		ks->expected = expected;
 		ks->n = nends;
 		ks->ends = MemoryContextAlloc(cxt, sizeof(MptcpSockEnds) * nends);
 		memcpy(ks->ends, ends, sizeof(MptcpSockEnds) * nends);

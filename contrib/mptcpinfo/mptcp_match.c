@@ -246,9 +246,9 @@ walreceiver_conn(Matcher *m, MptcpDiag *diag, PgBackendStatus *beentry)
 }
 
 /*
- * The connections that server processes opened: the walreceiver's by what
- * it records in WalRcv, then those the processes recorded as they opened
- * them.  With all_outgoing false (versions 1.0 and 1.1), the walreceivers'
+ * The connections that server processes opened: those the processes
+ * recorded as they opened them, then a walreceiver's by what it records in
+ * WalRcv.  With all_outgoing false (versions 1.0 and 1.1), the walreceivers'
  * only.  Returns, for each backend index, the list of connections it opened.
  */
 static List **
@@ -257,20 +257,31 @@ find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
 {
 	List	  **outgoing = palloc0(sizeof(List *) * (num_backends + 1));
 
+	/*
+	 * By inode first: a socket's inode says whose it is, while the primary's
+	 * address and port are also those of any dblink or postgres_fdw
+	 * connection that a standby's backend opens to the same server.  Matched
+	 * first, the walreceiver could take such a connection, and then have its
+	 * own by inode besides, and the backend none.
+	 */
+	m->nrecorded = mptcp_report_claim_opened(diag, num_backends, all_outgoing,
+											 outgoing);
 	for (int i = 1; i <= num_backends; i++)
 	{
 		PgBackendStatus *beentry =
 			&pgstat_get_local_beentry_by_index(i)->backendStatus;
-		MptcpConn  *c = walreceiver_conn(m, diag, beentry);
+		MptcpConn  *c;
 
+		/* (its one connection, if it recorded it) */
+		if (outgoing[i] != NIL)
+			continue;
+		c = walreceiver_conn(m, diag, beentry);
 		if (c != NULL)
 		{
 			c->pid = beentry->st_procpid;
 			outgoing[i] = lappend(outgoing[i], c);
 		}
 	}
-	m->nrecorded = mptcp_report_claim_opened(diag, num_backends, all_outgoing,
-											 outgoing);
 	return outgoing;
 }
 

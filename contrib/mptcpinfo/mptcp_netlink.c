@@ -58,6 +58,47 @@ mptcp_netlink_open(int protocol)
 	return fd;
 }
 
+/*
+ * How often a dump that the kernel marks interrupted is read: a table that
+ * changes all the time (sockets of a busy host) would otherwise keep us
+ * reading.
+ */
+#define NETLINK_DUMP_ATTEMPTS 3
+
+/*
+ * An interrupted dump (NLM_F_DUMP_INTR: the table changed while the kernel
+ * went through it) may miss entries or give some twice.  Each reader would
+ * make its own choice: keep the partial answers, drop them, read again.
+ * The policy is here, once, for every dump: read it again from the start,
+ * with what the interrupted one gave forgotten, and give up after
+ * NETLINK_DUMP_ATTEMPTS readings, as the request failing (EAGAIN) with
+ * nothing given, which each caller reports as it reports other failures.
+ */
+bool
+mptcp_netlink_dump(int fd, struct nlmsghdr *req, NetlinkCallback cb,
+				   void (*forget) (void *arg), void *arg, int max_answers)
+{
+	Assert((req->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP);
+	for (int attempt = 1;; attempt++)
+	{
+		int			save_errno;
+
+		if (mptcp_netlink_request(fd, req, cb, arg, max_answers))
+			return true;
+		/* (a failed request gives nothing either) */
+		save_errno = errno;
+		forget(arg);
+		errno = save_errno;
+		if (errno != EINTR)
+			return false;
+		if (attempt == NETLINK_DUMP_ATTEMPTS)
+		{
+			errno = EAGAIN;
+			return false;
+		}
+	}
+}
+
 /* sequence numbers of this process's requests, on whatever socket */
 static uint32 netlink_seq = 0;
 

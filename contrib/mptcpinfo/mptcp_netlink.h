@@ -59,6 +59,18 @@ typedef void (*NetlinkBatchCallback) (const struct nlmsghdr *nlh, int index,
 extern bool mptcp_netlink_batch(int fd, char *reqs, int nreqs,
 								NetlinkBatchCallback cb, void *arg);
 
+/*
+ * Send the dump request "req" (NLM_F_DUMP) as mptcp_netlink_request() does.
+ * A dump that the kernel marks interrupted by a change is read again from
+ * the start, a few times at most, after forget(arg), which forgets what cb
+ * was given; a request that fails calls forget(arg) too, so that the
+ * caller keeps a whole answer or nothing.  Returns false with errno set on
+ * failure, EAGAIN if the dump was interrupted every time.
+ */
+extern bool mptcp_netlink_dump(int fd, struct nlmsghdr *req,
+							   NetlinkCallback cb, void (*forget) (void *arg),
+							   void *arg, int max_answers);
+
 #endif							/* USE_MPTCP */
 
 #endif							/* MPTCP_NETLINK_H */

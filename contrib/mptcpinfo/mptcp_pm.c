@@ -107,6 +107,7 @@ typedef void (*GenlCallback) (struct nlattr *attrs, int len, void *arg);
 typedef struct GenlAnswer
 {
 	GenlCallback cb;
+	void		(*forget) (void *arg);
 	void	   *arg;
 } GenlAnswer;
 
@@ -121,14 +122,26 @@ genl_answer(const struct nlmsghdr *nlh, void *arg)
 				   nlh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN), answer->arg);
 }
 
+/* a dump read again, or failed: the caller's forget */
+static void
+genl_forget(void *arg)
+{
+	GenlAnswer *answer = arg;
+
+	answer->forget(answer->arg);
+}
+
 /*
  * Send one generic netlink request (with one optional string attribute) and
- * pass each answer to cb.  Returns false, errno set, on failure.  If an
- * ERROR escapes a callback, fd is closed first.
+ * pass each answer to cb; a dump if forget is given, which forgets what cb
+ * was given when the dump is read again (mptcp_netlink_dump()).  Returns
+ * false, errno set, on failure.  If an ERROR escapes a callback, fd is
+ * closed first.
  */
 static bool
-genl_request(int fd, uint16 family, uint8 cmd, bool dump,
-			 uint16 str_type, const char *str, GenlCallback cb, void *arg)
+genl_request(int fd, uint16 family, uint8 cmd, uint16 str_type,
+			 const char *str, GenlCallback cb, void (*forget) (void *arg),
+			 void *arg)
 {
 	struct
 	{
@@ -136,12 +149,12 @@ genl_request(int fd, uint16 family, uint8 cmd, bool dump,
 		struct genlmsghdr genl;
 		char		attrs[64];
 	}			req;
-	GenlAnswer	answer = {cb, arg};
+	GenlAnswer	answer = {cb, forget, arg};
 
 	memset(&req, 0, sizeof(req));
 	req.nlh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
 	req.nlh.nlmsg_type = family;
-	req.nlh.nlmsg_flags = NLM_F_REQUEST | (dump ? NLM_F_DUMP : 0);
+	req.nlh.nlmsg_flags = NLM_F_REQUEST | (forget != NULL ? NLM_F_DUMP : 0);
 	req.genl.cmd = cmd;
 	req.genl.version = (family == GENL_ID_CTRL) ? 1 : PM_VERSION;
 	if (str)
@@ -156,6 +169,9 @@ genl_request(int fd, uint16 family, uint8 cmd, bool dump,
 		req.nlh.nlmsg_len += NLA_ALIGN(nla->nla_len);
 	}
 
+	if (forget != NULL)
+		return mptcp_netlink_dump(fd, &req.nlh, genl_answer, genl_forget,
+								  &answer, PM_MAX_MESSAGES);
 	return mptcp_netlink_request(fd, &req.nlh, genl_answer, &answer,
 								 PM_MAX_MESSAGES);
 }
@@ -188,9 +204,9 @@ pm_open(uint16 *family)
 	}
 
 	*family = 0;
-	if (!genl_request(fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, false,
+	if (!genl_request(fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY,
 					  CTRL_ATTR_FAMILY_NAME, PM_FAMILY_NAME,
-					  family_id_cb, family) || *family == 0)
+					  family_id_cb, NULL, family) || *family == 0)
 	{
 		elog(DEBUG1, "no generic netlink family \"%s\": %m", PM_FAMILY_NAME);
 		close(fd);
@@ -256,6 +272,15 @@ endpoint_cb(struct nlattr *nla, int len, void *arg)
 }
 
 static void
+forget_endpoints(void *arg)
+{
+	List	  **endpoints = arg;
+
+	list_free_deep(*endpoints);
+	*endpoints = NIL;
+}
+
+static void
 limits_cb(struct nlattr *nla, int len, void *arg)
 {
 	MptcpPmLimits *limits = arg;
@@ -291,14 +316,14 @@ mptcp_pm_read(List **endpoints, MptcpPmLimits *limits)
 	if (endpoints != NULL)
 	{
 		*endpoints = NIL;
-		ok = genl_request(fd, family, PM_CMD_GET_ADDR, true, 0, NULL,
-						  endpoint_cb, endpoints);
+		ok = genl_request(fd, family, PM_CMD_GET_ADDR, 0, NULL,
+						  endpoint_cb, forget_endpoints, endpoints);
 	}
 	if (ok && limits != NULL)
 	{
 		memset(limits, 0, sizeof(*limits));
-		ok = genl_request(fd, family, PM_CMD_GET_LIMITS, false, 0, NULL,
-						  limits_cb, limits) && limits->found;
+		ok = genl_request(fd, family, PM_CMD_GET_LIMITS, 0, NULL,
+						  limits_cb, NULL, limits) && limits->found;
 	}
 	if (!ok)
 		elog(DEBUG1, "could not read the MPTCP path manager: %m");

@@ -138,6 +138,16 @@ route_cb(const struct nlmsghdr *nlh, void *arg)
 	}
 	dump->routes = lappend(dump->routes, route);
 }
+
+/* an interrupted dump read again, or a failed one (mptcp_netlink_dump) */
+static void
+forget_routes(void *arg)
+{
+	struct route_dump *dump = arg;
+
+	list_free_deep(dump->routes);
+	dump->routes = NIL;
+}
 #endif							/* USE_MPTCP */
 
 bool
@@ -166,8 +176,8 @@ mptcp_route_list(List **routes)
 	req.nlh.nlmsg_type = RTM_GETROUTE;
 	req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	req.rtm.rtm_family = AF_UNSPEC;
-	if (!mptcp_netlink_request(fd, &req.nlh, route_cb, &dump,
-							   ROUTE_MAX_MESSAGES))
+	if (!mptcp_netlink_dump(fd, &req.nlh, route_cb, forget_routes, &dump,
+							ROUTE_MAX_MESSAGES))
 	{
 		elog(DEBUG1, "could not read the routes: %m");
 		close(fd);

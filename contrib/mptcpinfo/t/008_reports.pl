@@ -38,6 +38,9 @@ $node->append_conf(
 listen_mptcp = on
 listen_addresses = '127.0.0.1'
 shared_preload_libraries = 'mptcpinfo'
+# for a standby (section 9)
+wal_level = replica
+max_wal_senders = 2
 ));
 $node->start;
 my $port = $node->port;
@@ -470,6 +473,53 @@ is($after, '1|1',
 	'a connection opened after the last report: its subflow is shown');
 $reporter->quit;
 $querier->quit;
+
+# 9. A standby: its walreceiver, and a backend of the standby that opened
+# dblink MPTCP connections to the same primary, host and port.  Each has
+# its own connections, by what it recorded as it opened them, although all
+# share the primary's address and port, by which a walreceiver that
+# recorded nothing is found.  (Matched by address first, the walreceiver
+# got whichever of them the kernel listed first, then its own by what it
+# recorded besides: two rows for it, one fewer for the backend.  With 8
+# opened, and the idle clients' connections to the same address, the
+# walreceiver's own connection is rarely listed first.)
+$node->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($node, 'base', has_streaming => 1);
+$standby->append_conf('postgresql.conf',
+	"primary_conninfo = '$connstr mptcp=1 application_name=standby'\n");
+$standby->start;
+$node->wait_for_catchup('standby');
+my $nopened = 8;
+my $standby_opener = $standby->background_psql('postgres');
+my $standby_opener_pid = $standby_opener->query_safe(
+	join(";\n",
+		(map { "SELECT dblink_connect('s$_', '$connstr mptcp=require')" }
+			  1 .. $nopened),
+		'SELECT pg_backend_pid()'));
+$standby_opener_pid =~ s/.*\n//s;
+is( $standby->safe_psql(
+		'postgres', qq{
+SELECT (SELECT count(*) || '|' || bool_and(m.mptcp) || '|' || min(m.direction)
+          FROM pg_stat_wal_receiver w JOIN pg_stat_mptcp m USING (pid)),
+       (SELECT count(*) || '|' || bool_and(m.mptcp)
+          FROM pg_stat_mptcp m
+         WHERE m.pid = $standby_opener_pid AND m.direction = 'outgoing')}),
+	"1|true|outgoing|$nopened|true",
+	'standby: the walreceiver has its one connection, the backend each it opened to the same primary'
+);
+# (the walreceiver's one subflow is the walsender's client end)
+is( $standby->safe_psql(
+		'postgres', q{
+SELECT string_agg(s.local_port::text, ',')
+  FROM pg_stat_wal_receiver w JOIN pg_stat_mptcp_subflows s USING (pid)}),
+	$node->safe_psql(
+		'postgres', q{
+SELECT a.client_port FROM pg_stat_replication r JOIN pg_stat_activity a USING (pid)
+ WHERE r.application_name = 'standby'}),
+	"standby: the walreceiver's subflow is the walsender's client end");
+$standby_opener->quit;
+$standby->stop;
 
 $_->quit for @askers;
 $clients[0]->{run}->kill_kill;
