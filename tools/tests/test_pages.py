@@ -219,8 +219,9 @@ def must_read(suite):
     after the word "read", in a sentence that names no other suite."""
     out = []
     for page in PATH_PAGES:
-        for l in read(page):
-            for m in re.finditer(r"\bread:? \[[^\]]*\]\(([^)#\s]+)", l):
+        # sentences, whatever their line breaks
+        for l in re.split(r"(?<=[.!?])\s+|\n\s*\n", " ".join(read(page)).replace("  ", " ")):
+            for m in re.finditer(r"\bread:?\s+\[[^\]]*\]\(([^)#\s]+)", l):
                 others = [s for s in SUITE_PATHS.values() if s != suite and s in l]
                 if others and suite not in l:
                     continue
