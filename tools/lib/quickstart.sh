@@ -8,7 +8,8 @@
 # uses deb.sh's chroot helpers and the repository of "make deb".
 #
 # The README marks its blocks with "<!-- quickstart: ROLE -->" on the line
-# before the fence: each-host and each-host-settings (run on the primary,
+# before the fence: copy (the build machine's, with chroot for ssh),
+# each-host and each-host-settings (run on the primary,
 # then on the standby), primary, standby, check and health (SQL, run on
 # the primary), synchronous (on the primary), cut and restore (on the
 # standby).  Each block runs in a shell of its own, as a DBA who opened
@@ -116,7 +117,7 @@ quickstart_test_run() {
 	local lab_sh=$TOP/src/test/mptcp/lab.sh role pw=quickstart-Secret-1
 	deb_harness deb-test-quickstart quickstart_cleanup tools/lib/quickstart.sh
 	deb_mount_all "$RB"
-	for role in each-host each-host-settings primary standby check synchronous cut restore health; do
+	for role in copy each-host each-host-settings primary standby check synchronous cut restore health; do
 		[ -n "$(quickstart_block "$role")" ] || fail "README.md has no quick-start block \"$role\""
 	done
 	for role in each-host each-host-settings primary check health "cut check" "cut health" "restore mend-paths"; do
@@ -140,9 +141,18 @@ quickstart_test_run() {
 	QS_CGROUP=$cg2/pg-mptcp-quickstart.$$
 	mkdir -p "$QS_CGROUP/primary" "$QS_CGROUP/standby"
 	for h in "$R" "$RB"; do
+		# (/srv/pg-mptcp there already, as after an earlier copy: the
+		# README's copy must not nest the repository in it)
 		mkdir -p "$h/srv/pg-mptcp" "$h$cg2"
-		cp "$DEB_REPO"/* "$h/srv/pg-mptcp/"
 		mount --rbind "$cg2" "$h$cg2"
+	done
+	echo "# copy, from the build machine: ssh root@HOST -> chroot HOST"
+	quickstart_block copy | sed -e "s|^for h in .*; do\$|for h in $R $RB; do|" \
+		-e 's|ssh root@\$h |chroot $h sh -c |' -e "s|tar -C \.work/[^ ]* |tar -C $DEB_REPO |" >"$QUICKSTART_DIR/copy.sh"
+	(cd "$TOP" && bash -ex "$QUICKSTART_DIR/copy.sh") >"$QUICKSTART_DIR/copy.log" 2>&1 || fail "the copy block (log: $QUICKSTART_DIR/copy.log)"
+	for h in "$R" "$RB"; do
+		[ -f "$h/srv/pg-mptcp/InRelease" ] && [ -f "$h/srv/pg-mptcp/pg-mptcp.pref" ] &&
+			ok "copy: the repository's files in $h/srv/pg-mptcp" || fail "copy: no InRelease or pg-mptcp.pref in $h/srv/pg-mptcp"
 	done
 	# install_on ROOT SCRIPT: a shell of that host runs SCRIPT (each line
 	# echoed), stopping at the first command that fails, in the host's
