@@ -81,15 +81,21 @@ cmd_deb_test_quickstart() {
 	return $rc
 }
 
+# quickstart_fenced MARK: the fenced block after README.md's
+# "<!-- quickstart: MARK -->" line, as it stands
+quickstart_fenced() {
+	awk -v mark="$1" '
+		$0 == "<!-- quickstart: " mark " -->" { want = 1; next }
+		want && /^```/ { if (inside) { want = 0; inside = 0 } else inside = 1; next }
+		want && inside { print }' "$TOP/README.md"
+}
+
 # quickstart_block ROLE [standby]: the README's block(s) of that role, as
 # the lab's primary (or standby) runs them
 quickstart_block() {
 	local own1=198.18.1.1 own2=198.18.2.1 nic=sv cg=${QS_CGROUP:-}/primary
 	[ "${2:-}" != standby ] || own1=198.18.1.2 own2=198.18.2.2 nic=cv cg=${QS_CGROUP:-}/standby
-	awk -v role="$1" '
-		$0 ~ "^<!-- quickstart: " role " -->$" { want = 1; next }
-		want && /^```/ { if (inside) { want = 0; inside = 0 } else inside = 1; next }
-		want && inside { print }' "$TOP/README.md" |
+	quickstart_fenced "$1" |
 		sed -e "s/^V=[0-9]* .*/V=$MAJOR_NUMBER/" \
 			-e "/^A1=/s/^A1=[^ ]* NIC1=[^ ]* A2=[^ ]* NIC2=[^ ]*/A1=$own1 NIC1=${nic}1 A2=$own2 NIC2=${nic}2/" \
 			-e "s|/sys/fs/cgroup/system.slice/system-postgresql.slice|$cg|g" \
@@ -102,10 +108,7 @@ quickstart_block() {
 # version in place of the README's example and "..." for the failover
 # package's (dated) one
 quickstart_output() {
-	awk -v role="$1" '
-		$0 ~ "^<!-- quickstart: " role " output -->$" { want = 1; next }
-		want && /^```/ { if (inside) { want = 0; inside = 0 } else inside = 1; next }
-		want && inside { print }' "$TOP/README.md" |
+	quickstart_fenced "$1 output" |
 		sed -E -e 's/10\.([12])\.0\.([12])/198.18.\1.\2/g' -e 's/dev eth0/dev sv1/g' -e 's/dev eth1/dev sv2/g' \
 			-e "s/[0-9]+\.[0-9]+-[^[:space:]]*\+mptcp[0-9]+[^[:space:]]*/$DEB_VERSION/" \
 			-e "s/^postgresql-[0-9]+([[:space:]])/postgresql-$MAJOR_NUMBER\1/" \

@@ -220,7 +220,7 @@ def must_read(suite):
     out = []
     for page in PATH_PAGES:
         # sentences, whatever their line breaks
-        for l in re.split(r"(?<=[.!?])\s+|\n\s*\n", " ".join(read(page)).replace("  ", " ")):
+        for l in re.split(r"(?<=[.!?])\s+|\n\s*\n", " ".join(read(page))):
             for m in re.finditer(r"\bread:?\s+\[[^\]]*\]\(([^)#\s]+)", l):
                 others = [s for s in SUITE_PATHS.values() if s != suite and s in l]
                 if others and suite not in l:
