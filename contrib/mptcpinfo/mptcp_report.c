@@ -853,6 +853,7 @@ mptcp_report_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 	int			unreported[UNREPORTED_REASONS] = {0};
 	int			failed_errno = 0;
 	int			ntruncated = 0;
+	int			last_truncated = -1;
 
 	/* (a process's connections are adjacent: pids[] follows them) */
 	for (int k = 0; k < n; k++)
@@ -881,7 +882,12 @@ mptcp_report_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 		for (int i = 0; i < rep->nsubflows; i++)
 			if (rep->subflows[i].inode == conns[k].row->conn->inode)
 				ends[nends++] = &rep->subflows[i].ends;
-		ntruncated += (rep->nmissing > 0);
+		/* (counted once per process, at its first connection) */
+		if (rep->nmissing > 0 && r != last_truncated)
+		{
+			ntruncated++;
+			last_truncated = r;
+		}
 		conns[k].unknown = SUBFLOWS_UNREPORTED;
 		if (first[k] < nends)
 			conns[k].unknown = SUBFLOWS_KNOWN;

@@ -521,6 +521,31 @@ SELECT a.client_port FROM pg_stat_replication r JOIN pg_stat_activity a USING (p
 $standby_opener->quit;
 $standby->stop;
 
+# 10. A process with more subflows than a report holds: a backend with
+# its client's connection and 16 dblink MPTCP connections it opened (17
+# subflows, a report holds 16).  The NOTICE counts that one process, not
+# each of its 17 connections.
+my $nmany = 16;
+my $many = $node->background_psql('postgres',
+	extra_params => [ '-d' => "$connstr mptcp=1 application_name=many" ]);
+my $many_pid = $many->query_safe(
+	join(";\n",
+		(map { "SELECT dblink_connect('m$_', '$connstr mptcp=require')" }
+			  1 .. $nmany),
+		'SELECT pg_backend_pid()'));
+$many_pid =~ s/.*\n//s;
+my ($many_rc, $many_rows, $many_err) = $node->psql(
+	'postgres', qq{
+SET mptcpinfo.subflow_source = 'processes';
+SELECT count(*), count(local_port) FROM pg_stat_mptcp_subflows WHERE pid = $many_pid});
+is($many_rows, '17|16',
+	'a process with 17 subflows: a row per connection, the 16 subflows of its report');
+like(
+	$many_err,
+	qr/NOTICE:  not all subflows of 1 server process are shown/,
+	'the NOTICE counts the process, not its connections');
+$many->quit;
+
 $_->quit for @askers;
 $clients[0]->{run}->kill_kill;
 $_->quit for @clients[ 1 .. $#clients ];
