@@ -40,6 +40,26 @@ overlay_diff_apply() {
 		note "patches/$PG_MAJOR/overlay/$1.diff applies at an offset: 'make refresh PG_MAJOR=$PG_MAJOR' re-bases it"
 }
 
+# later_patches P: the patches after P in the series, the last one first.
+later_patches() {
+	series | awk -v p="$1" 'f; $0 == p { f = 1 }' | tac
+}
+
+# The repository keeps an overlay file as the last patch that touches it
+# leaves it.  A patch of a later layer may add a few lines to a file that
+# an earlier patch brings (a Makefile's OBJS, a registration line); the
+# earlier patch gets the file without them: each later patch's hunks for
+# that file, taken back from the last patch to the first.
+unapply_later_hunks() {
+	local p=$1 path=$2 q
+	for q in $(later_patches "$p"); do
+		grep -qxF -- "diff --git a/$path b/$path" "$SERIES_DIR/$q" || continue
+		g apply -R --whitespace=nowarn --include="$path" "$SERIES_DIR/$q" ||
+			die "$p: the hunks of $q for $path do not come out of the repository's $path:
+  make them the diff from that patch's version of the file to the next one (make refresh)"
+	done
+}
+
 apply_one() {
 	local p=$1 files=$SERIES_DIR/${1%.patch}.files
 	local tmp
@@ -51,6 +71,7 @@ apply_one() {
 			mkdir -p "$TREE/$(dirname "$path")"
 			cp -p "$TOP/$path" "$TREE/$path"
 			overlay_diff_apply "$path"
+			unapply_later_hunks "$p" "$path"
 			g add -f -- "$path"
 		done <"$files"
 	fi
@@ -160,9 +181,11 @@ refresh_into() {
 				src/* | contrib/* | doc/*) ;;
 				*) die "commit $(g log -1 --format=%s "$c") adds $path: new files must live under src/, contrib/ or doc/" ;;
 				esac
+				# (as the series leaves it: a later patch may add to it)
 				mkdir -p "$tmp/$(dirname "$path")"
-				g show "$c:$path" >"$tmp/$path"
-				[ "$(g ls-tree "$c" -- "$path" | cut -c1-6)" = 100755 ] && chmod 755 "$tmp/$path" || chmod 644 "$tmp/$path"
+				g show "HEAD:$path" >"$tmp/$path" ||
+					die "commit $(g log -1 --format=%s "$c") adds $path, which a later commit removes"
+				[ "$(g ls-tree HEAD -- "$path" | cut -c1-6)" = 100755 ] && chmod 755 "$tmp/$path" || chmod 644 "$tmp/$path"
 			done <<<"$added"
 		fi
 		if [ -n "$modified" ]; then
