@@ -523,7 +523,8 @@ layers_put_back() {
 	g checkout -q HEAD -- contrib/mptcpinfo
 	touch "$TREE"/contrib/mptcpinfo/*
 	as_tester ninja -C "$BUILD" >/dev/null
-	as_tester meson test -C "$BUILD" --no-rebuild --suite setup >/dev/null
+	# (its own log: "check" sums up testlog.json, the series' suites)
+	as_tester meson test -C "$BUILD" --no-rebuild --logbase verify-layers-setup --suite setup >/dev/null
 }
 
 cmd_verify_layers() {
@@ -550,7 +551,7 @@ cmd_verify_layers() {
 		as_tester ninja -C "$BUILD" >"$WORKDIR/verify-layers-build.log" 2>&1 ||
 			{ tail -30 "$WORKDIR/verify-layers-build.log"; rc=1; continue; }
 		as_tester meson test -C "$BUILD" --no-rebuild --print-errorlogs \
-			--suite setup --suite mptcpinfo || rc=1
+			--logbase verify-layers --suite setup --suite mptcpinfo || rc=1
 	done
 	[ $rc -eq 0 ] || die "layers: a prefix of contrib/mptcpinfo's patches fails (above)"
 	echo "layers: ${#prefixes[@]} earlier state(s) of contrib/mptcpinfo built and tested"
