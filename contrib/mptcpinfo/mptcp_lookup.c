@@ -23,6 +23,7 @@
  */
 #include "postgres.h"
 
+#include "mptcp_lookup.h"
 #include "mptcp_subflows.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -84,9 +85,16 @@ same_ends(const MptcpSockEnds *a, const MptcpSockEnds *b)
 		memcmp(a->remote, b->remote, 16) == 0;
 }
 
-bool
-mptcp_lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
-					  int *nlooked_up)
+/*
+ * Look up the subflows of conns (all SUBFLOWS_NOT_DUMPED) by their ends
+ * where they are known: a connection's only subflow has its ends, and the
+ * session keeps the others' from its last query.  Those found become
+ * SUBFLOWS_KNOWN.  Says whether a dump of the TCP sockets would describe
+ * the others.
+ */
+static void
+lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
+				MptcpSubflowStats *stats)
 {
 	const MptcpSockEnds **ends;
 	MptcpSubflow **found;
@@ -148,7 +156,6 @@ mptcp_lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 	}
 
 	/* a connection is described if all its subflows were found */
-	*nlooked_up = 0;
 	for (int k = 0; k < n; k++)
 	{
 		MptcpConn  *c = conns[k].row->conn;
@@ -168,14 +175,15 @@ mptcp_lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 			continue;
 		conns[k].subflows = subflows;
 		conns[k].unknown = SUBFLOWS_KNOWN;
-		(*nlooked_up)++;
+		stats->looked_up++;
 	}
 	/* (not known yet: a dump, which 6.15 needs) */
-	return !ulp_info_known || ulp_info_shown;
+	stats->dump_describes = !ulp_info_known || ulp_info_shown;
 }
 
-void
-mptcp_lookup_remember(ConnSubflows *conns, int n)
+/* keep the ends of the subflows found for the session's next query */
+static void
+remember_subflows(ConnSubflows *conns, int n)
 {
 	MemoryContext cxt;
 	HASHCTL		ctl;
@@ -237,4 +245,16 @@ mptcp_lookup_remember(ConnSubflows *conns, int n)
 	MemoryContextSetParent(cxt, TopMemoryContext);
 	known_subflows = known;
 	known_subflows_cxt = cxt;
+}
+
+static const MptcpSubflowSource lookup_source = {
+	.before_dump = true,
+	.describe = lookup_subflows,
+	.done = remember_subflows,
+};
+
+void
+mptcp_lookup_init(void)
+{
+	mptcp_subflows_add_source(&lookup_source);
 }

@@ -15,12 +15,12 @@
  * What is left are connections a server process opened itself (a
  * walreceiver, a logical replication worker, postgres_fdw or dblink in a
  * backend), or MPTCP sockets of other programs run by the server's user.
- * A walreceiver records the primary's address and port in shared memory.
- * With mptcpinfo preloaded, every server process also records the inode of
- * each MPTCP socket it opens (mptcp_report.c); those are found by inode.
- * Sockets that no process recorded are other programs' as far as we know,
- * and are not shown; nor are orphans (inode 0), closing after their
- * process let them go.  No process's file descriptors are read.
+ * Each source of the former is an MptcpOutgoingSource of a file of its own
+ * (a walreceiver's, by the primary's address: mptcp_walreceiver.c; those
+ * that processes record by inode: mptcp_ask.c).  Sockets that no source
+ * finds are other programs' as far as we know, and are not shown; nor are
+ * orphans (inode 0), closing after their process let them go.  No
+ * process's file descriptors are read.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -32,17 +32,12 @@
 #include "postgres.h"
 
 #include <unistd.h>
-#include <arpa/inet.h>
-#include <netdb.h>
 
 #include "catalog/pg_authid.h"
 #include "miscadmin.h"
-#include "mptcp_report.h"
-#include "mptcpinfo.h"
+#include "mptcp_match.h"
 #include "postmaster/postmaster.h"
-#include "replication/walreceiver.h"
 #include "storage/proc.h"
-#include "storage/spin.h"
 #include "utils/acl.h"
 #include "utils/hsearch.h"
 
@@ -67,24 +62,43 @@ typedef struct Matcher
 {
 	HTAB	   *incoming;		/* connections at the server's port, by their
 								 * remote end */
-	uid_t		uid;			/* the server's */
 	int			nrecorded;		/* sockets processes recorded, -1 if they do
 								 * not (mptcpinfo not preloaded) */
 	int		   *live_pids;		/* the processes running now, sorted */
 	int			nlive_pids;
 } Matcher;
 
-/* may a server process hold c, as far as we know yet? */
-static bool
-open_question(Matcher *m, MptcpConn *c)
+/* the sources of outgoing connections, those that know inodes first */
+#define MAX_OUTGOING_SOURCES 4
+static const MptcpOutgoingSource *outgoing_sources[MAX_OUTGOING_SOURCES];
+static int	noutgoing_sources = 0;
+
+void
+mptcp_match_add_source(const MptcpOutgoingSource *source)
 {
-	/* (inode 0: an orphan, closing after its process let it go) */
-	return c->pid == 0 && c->uid == m->uid && c->inode != 0;
+	int			i = noutgoing_sources;
+
+	if (noutgoing_sources >= MAX_OUTGOING_SOURCES)
+		elog(ERROR, "too many sources of outgoing MPTCP connections");
+	/* (by inode first: see find_outgoing()) */
+	while (source->by_inode && i > 0 && !outgoing_sources[i - 1]->by_inode)
+	{
+		outgoing_sources[i] = outgoing_sources[i - 1];
+		i--;
+	}
+	outgoing_sources[i] = source;
+	noutgoing_sources++;
 }
 
-/* c rather than best: an established connection over a closing one */
-static bool
-better_match(MptcpConn *best, MptcpConn *c)
+bool
+mptcp_match_unclaimed(const MptcpConn *c)
+{
+	/* (inode 0: an orphan, closing after its process let it go) */
+	return c->pid == 0 && c->uid == geteuid() && c->inode != 0;
+}
+
+bool
+mptcp_match_better(const MptcpConn *best, const MptcpConn *c)
 {
 	return best == NULL ||
 		(best->state != MPTCP_TCP_ESTABLISHED &&
@@ -103,8 +117,7 @@ matcher_init(Matcher *m, MptcpDiag *diag)
 	ctl.hcxt = CurrentMemoryContext;
 	m->incoming = hash_create("mptcpinfo incoming", Max(n, 16), &ctl,
 							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	m->uid = geteuid();
-	m->nrecorded = 0;
+	m->nrecorded = -1;
 	foreach(lc, diag->conns)
 	{
 		MptcpConn  *c = lfirst(lc);
@@ -120,7 +133,7 @@ matcher_init(Matcher *m, MptcpDiag *diag)
 			ck.port = c->ends.remote_port;
 			ce = hash_search(m->incoming, &ck, HASH_ENTER, &found);
 			/* a closing socket of an earlier client with these ends yields */
-			if (better_match(found ? ce->conn : NULL, c))
+			if (mptcp_match_better(found ? ce->conn : NULL, c))
 				ce->conn = c;
 		}
 	}
@@ -186,103 +199,42 @@ find_incoming(Matcher *m, PgBackendStatus *beentry)
 }
 
 /*
- * Is this backend a walreceiver connected over TCP/IP?  Its shared state
- * names the host it is connected to, a directory for a Unix-domain socket.
- */
-static bool
-walreceiver_on_tcp(PgBackendStatus *beentry)
-{
-	bool		tcp = false;
-
-	if (beentry->st_backendType != B_WAL_RECEIVER || WalRcv == NULL)
-		return false;
-	SpinLockAcquire(&WalRcv->mutex);
-	if (WalRcv->pid == beentry->st_procpid &&
-		WalRcv->sender_host[0] != '\0' &&
-		!is_absolute_path(WalRcv->sender_host) &&
-		WalRcv->sender_host[0] != '@')
-		tcp = true;
-	SpinLockRelease(&WalRcv->mutex);
-	return tcp;
-}
-
-/*
- * The walreceiver's connection, by the primary's address and port that it
- * records in shared memory: the unclaimed connection to them, an
- * established one first.  (A host name is not resolved here: then only the
- * socket it recorded, if any, is found.)
- */
-static MptcpConn *
-walreceiver_conn(Matcher *m, MptcpDiag *diag, PgBackendStatus *beentry)
-{
-	char		host[NI_MAXHOST];
-	int			port;
-	uint8		addr[16];
-	uint8		raw[16];
-	MptcpConn  *best = NULL;
-	ListCell   *lc;
-
-	if (!walreceiver_on_tcp(beentry))
-		return NULL;
-	SpinLockAcquire(&WalRcv->mutex);
-	strlcpy(host, (char *) WalRcv->sender_host, sizeof(host));
-	port = WalRcv->sender_port;
-	SpinLockRelease(&WalRcv->mutex);
-	if (inet_pton(AF_INET, host, raw) == 1)
-		mptcp_addr_to_mapped(AF_INET, raw, addr);
-	else if (inet_pton(AF_INET6, host, raw) == 1)
-		mptcp_addr_to_mapped(AF_INET6, raw, addr);
-	else
-		return NULL;
-	foreach(lc, diag->conns)
-	{
-		MptcpConn  *c = lfirst(lc);
-
-		if (open_question(m, c) && c->ends.remote_port == port &&
-			memcmp(c->ends.remote, addr, 16) == 0 && better_match(best, c))
-			best = c;
-	}
-	return best;
-}
-
-/*
- * The connections that server processes opened: those the processes
- * recorded as they opened them, then a walreceiver's by what it records in
- * WalRcv.  With all_outgoing false (versions 1.0 and 1.1), the walreceivers'
- * only.  Returns, for each backend index, the list of connections it opened.
+ * The connections that server processes opened, from each source in turn:
+ * by inode first, as a socket's inode says whose it is, while the primary's
+ * address and port are also those of any dblink or postgres_fdw connection
+ * that a standby's backend opens to the same server.  Matched first by
+ * address, the walreceiver could take such a connection, and then have its
+ * own by inode besides, and the backend none.  Returns, for each backend
+ * index, the list of connections it opened.
  */
 static List **
-find_outgoing(Matcher *m, MptcpDiag *diag, int num_backends,
-			  bool all_outgoing)
+find_outgoing(Matcher *m, MptcpDiag *diag, PgBackendStatus **backends,
+			  int num_backends)
 {
 	List	  **outgoing = palloc0(sizeof(List *) * (num_backends + 1));
 
-	/*
-	 * By inode first: a socket's inode says whose it is, while the primary's
-	 * address and port are also those of any dblink or postgres_fdw
-	 * connection that a standby's backend opens to the same server.  Matched
-	 * first, the walreceiver could take such a connection, and then have its
-	 * own by inode besides, and the backend none.
-	 */
-	m->nrecorded = mptcp_report_claim_opened(diag, num_backends, all_outgoing,
-											 outgoing);
-	for (int i = 1; i <= num_backends; i++)
+	for (int s = 0; s < noutgoing_sources; s++)
 	{
-		PgBackendStatus *beentry =
-			&pgstat_get_local_beentry_by_index(i)->backendStatus;
-		MptcpConn  *c;
+		int			n = outgoing_sources[s]->claim(diag, backends, num_backends,
+												   outgoing);
 
-		/* (its one connection, if it recorded it) */
-		if (outgoing[i] != NIL)
-			continue;
-		c = walreceiver_conn(m, diag, beentry);
-		if (c != NULL)
-		{
-			c->pid = beentry->st_procpid;
-			outgoing[i] = lappend(outgoing[i], c);
-		}
+		if (n >= 0)
+			m->nrecorded = Max(m->nrecorded, 0) + n;
 	}
 	return outgoing;
+}
+
+/* a row without MPTCP figures for this backend, if it found none? */
+static bool
+expects_outgoing_row(PgBackendStatus *beentry)
+{
+	for (int s = 0; s < noutgoing_sources; s++)
+	{
+		if (outgoing_sources[s]->has_row != NULL &&
+			outgoing_sources[s]->has_row(beentry))
+			return true;
+	}
+	return false;
 }
 
 static MptcpRow *
@@ -301,7 +253,7 @@ int
 mptcp_match_families(void)
 {
 	int			num_backends = pgstat_fetch_stat_numbackends();
-	int			what = mptcp_report_opened_families();
+	int			what = 0;
 
 	/* (an MPTCP dump per family, each a walk of all MPTCP connections) */
 	for (int i = 1; i <= num_backends && what != MPTCP_DIAG_CONNS; i++)
@@ -310,9 +262,8 @@ mptcp_match_families(void)
 			&pgstat_get_local_beentry_by_index(i)->backendStatus;
 
 		what |= MPTCP_DIAG_CONNS_OF(beentry->st_clientaddr.addr.ss_family);
-		/* (a walreceiver's primary may have either family) */
-		if (beentry->st_backendType == B_WAL_RECEIVER)
-			what = MPTCP_DIAG_CONNS;
+		for (int s = 0; s < noutgoing_sources; s++)
+			what |= outgoing_sources[s]->families(beentry);
 	}
 	return what;
 }
@@ -329,6 +280,7 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 {
 	Matcher		m;
 	int			num_backends;
+	PgBackendStatus **backends;
 	MptcpConn **incoming;
 	List	  **outgoing;
 	List	   *rows = NIL;
@@ -343,6 +295,9 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 	 * connection that reuses its client address.
 	 */
 	num_backends = pgstat_fetch_stat_numbackends();
+	backends = palloc0(sizeof(PgBackendStatus *) * (num_backends + 1));
+	for (int i = 1; i <= num_backends; i++)
+		backends[i] = &pgstat_get_local_beentry_by_index(i)->backendStatus;
 	read_live_pids(&m);
 	matcher_init(&m, diag);
 
@@ -350,8 +305,7 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 	incoming = palloc0(sizeof(MptcpConn *) * (num_backends + 1));
 	for (int i = 1; i <= num_backends; i++)
 	{
-		PgBackendStatus *beentry =
-			&pgstat_get_local_beentry_by_index(i)->backendStatus;
+		PgBackendStatus *beentry = backends[i];
 		MptcpConn  *c;
 
 		if (live_backend(&m, beentry) &&
@@ -361,18 +315,17 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 			incoming[i] = c;
 		}
 	}
-	outgoing = find_outgoing(&m, diag, num_backends, all_outgoing);
+	outgoing = find_outgoing(&m, diag, backends, num_backends);
 	foreach(lc, diag->conns)
-		unclaimed += open_question(&m, lfirst(lc));
+		unclaimed += mptcp_match_unclaimed(lfirst(lc));
 	elog(DEBUG1, "mptcpinfo: %d sockets recorded by the server processes that opened them; %d MPTCP connections of the server's user held by no server process",
 		 m.nrecorded, unclaimed);
 
 	for (int i = 1; i <= num_backends; i++)
 	{
-		PgBackendStatus *beentry =
-			&pgstat_get_local_beentry_by_index(i)->backendStatus;
+		PgBackendStatus *beentry = backends[i];
 		bool		visible;
-		bool		walreceiver;
+		bool		expects_row;
 		int			nrows = list_length(rows);
 		uint8		addr[16];
 		uint16		port;
@@ -382,13 +335,17 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 		if (!live_backend(&m, beentry))
 			continue;
 		visible = HAS_PGSTAT_PERMISSIONS(beentry->st_userid);
-		walreceiver = walreceiver_on_tcp(beentry);
+		expects_row = expects_outgoing_row(beentry);
 		if (backend_client(beentry, addr, &port))
 			rows = lappend(rows, new_row(beentry, visible, false, incoming[i]));
-		foreach(lc, outgoing[i])
-			rows = lappend(rows, new_row(beentry, visible, true, lfirst(lc)));
+		/* (versions 1.0 and 1.1 show the walreceivers' only) */
+		if (all_outgoing || beentry->st_backendType == B_WAL_RECEIVER)
+		{
+			foreach(lc, outgoing[i])
+				rows = lappend(rows, new_row(beentry, visible, true, lfirst(lc)));
+		}
 		/* a walreceiver on plain TCP, or one whose socket was missed */
-		if (walreceiver && outgoing[i] == NIL)
+		if (expects_row && outgoing[i] == NIL)
 			rows = lappend(rows, new_row(beentry, visible, true, NULL));
 		/* one row with nothing but the pid for a process the caller can't see */
 		if (!visible && list_length(rows) > nrows + 1)

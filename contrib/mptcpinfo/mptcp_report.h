@@ -2,7 +2,8 @@
  *
  * mptcp_report.h
  *	  Which TCP sockets are the subflows of an MPTCP connection, as the
- *	  process holding the connection reports them.
+ *	  process holding the connection reports them: the slots in shared
+ *	  memory where each process answers, read by mptcp_ask.c.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -14,7 +15,10 @@
 #ifndef MPTCP_REPORT_H_CONTRIB
 #define MPTCP_REPORT_H_CONTRIB
 
+#include "datatype/timestamp.h"
 #include "mptcp_diag.h"
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
 
 /*
  * Room for subflows in one process's report: a connection has at most 9
@@ -64,24 +68,62 @@ typedef struct MptcpOpenedSocket
 	int			pid;
 } MptcpOpenedSocket;
 
-/*
- * Give each backend of the snapshot (index 1 to num_backends) the
- * connections of "diag" that it recorded as it opened them, appended to
- * outgoing[index], their pid set; with all_outgoing false, walreceivers
- * only.  Returns how many sockets the processes recorded, -1 if they record
- * none (mptcpinfo not preloaded).
- */
-extern int	mptcp_report_claim_opened(MptcpDiag *diag, int num_backends,
-									  bool all_outgoing, List **outgoing);
+/* what a slot's process writes, but the report itself: askers copy it */
+typedef struct SlotCopy
+{
+	int			pid;			/* who answered */
+	uint64		answered;		/* the "requested" value last answered */
+	TimestampTz answered_at;
+	uint32		answered_nopened;	/* "nopened" then */
+	int			opened_pid;		/* who recorded "opened" */
+	uint32		nopened;		/* sockets recorded in "opened" so far */
+	uint64		opened[MPTCP_REPORT_MAX_OPENED];	/* inodes, 0 if free */
+} SlotCopy;
+
+/* a process's slot, at its ProcNumber */
+typedef struct ReportSlot
+{
+	/* written by askers */
+	pg_atomic_uint64 requested; /* bumped by each request */
+	pg_atomic_uint64 requested_at;	/* TimestampTz of the last one */
+
+	/* the pid of the slot's process once it has answered for the last time */
+	pg_atomic_uint32 exited_pid;
+
+	/* written by the slot's process; odd while it writes */
+	pg_atomic_uint32 changecount;
+	SlotCopy	written;
+	MptcpReport report;
+} ReportSlot;
+
+typedef struct ReportShared
+{
+	int			nslots;
+	ConditionVariable answered; /* broadcast after each answer */
+	pg_atomic_uint32 opened_families;	/* MPTCP_DIAG_CONNS_* of every socket
+										 * ever recorded as opened */
+	ReportSlot	slots[FLEXIBLE_ARRAY_MEMBER];
+} ReportShared;
+
+/* the slots, if mptcpinfo is preloaded; else NULL */
+extern PGDLLIMPORT ReportShared *mptcp_report_shared;
 
 /*
- * The address families (MPTCP_DIAG_CONNS_*) of the connections that server
- * processes have recorded as opened since the server started; 0 if not
- * preloaded.
+ * Copy a slot without a lock: retry while its process writes.  The report
+ * too if "report" is not NULL.
  */
-extern int	mptcp_report_opened_families(void);
+extern void mptcp_report_read_slot(ReportSlot *slot, SlotCopy *copy,
+								   MptcpReport *report);
 
-/* at shared_preload_libraries time: room for the reports, and the hook */
+#ifdef USE_MPTCP
+/*
+ * Gather this process's MPTCP sockets: its client's connection, known
+ * without looking, and those it opened and recorded.
+ */
+extern void mptcp_report_gather_own(MptcpReport *r);
+#endif
+
+/* at shared_preload_libraries time: room for the reports, and the hooks */
 extern void mptcp_report_init(void);
 
 #endif							/* MPTCP_REPORT_H_CONTRIB */

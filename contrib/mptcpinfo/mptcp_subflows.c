@@ -4,12 +4,13 @@
  *	  pg_stat_mptcp_subflows: where each connection's subflows come from,
  *	  and their rows.
  *
- * Each connection's subflows come from the first of these that finds them
- * all: looked up by their ends where those are known (mptcp_lookup.c); a
- * dump of the TCP sockets where it describes them (Linux 6.15, or
- * privileges); the reports of the processes holding the connections
- * (mptcp_report.c).  A connection that none describes gets one row with
- * NULL subflow columns, and the query a NOTICE that says why.
+ * Each connection's subflows come from the first source that finds them
+ * all: those added to come before the dump (looked up by their ends where
+ * those are known: mptcp_lookup.c); a dump of the TCP sockets where it
+ * describes them (Linux 6.15, or privileges); those after the dump (the
+ * reports of the processes holding the connections: mptcp_ask.c).  A
+ * connection that none describes gets one row with NULL subflow columns,
+ * and the query a NOTICE that says why.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -23,8 +24,8 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "mptcp_diag.h"
+#include "mptcp_conns.h"
 #include "mptcp_subflows.h"
-#include "mptcpinfo.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
@@ -38,6 +39,19 @@ PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_subflows_1_4);
 #define NUM_SUBFLOW_COLS_V1_1 17	/* backup */
 #define NUM_SUBFLOW_COLS_V1_2 19	/* token, congestion_control */
 #define NUM_SUBFLOW_COLS 25		/* 1.4: stalled ... last_ack_recv */
+
+/* the sources but the dump, in the order added */
+#define MAX_SUBFLOW_SOURCES 4
+static const MptcpSubflowSource *sources[MAX_SUBFLOW_SOURCES];
+static int	nsources = 0;
+
+void
+mptcp_subflows_add_source(const MptcpSubflowSource *source)
+{
+	if (nsources >= MAX_SUBFLOW_SOURCES)
+		elog(ERROR, "too many sources of MPTCP subflows");
+	sources[nsources++] = source;
+}
 
 /*
  * One row of pg_stat_mptcp_subflows.  With ends NULL, the row of a
@@ -128,18 +142,15 @@ static Datum
 stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	bool		auto_source = (mptcpinfo_subflow_source == SUBFLOW_SOURCE_AUTO);
-	bool		dump_describes = auto_source;
+	const MptcpSubflowSource *alone = NULL;
 	bool		need_dump = false;
 	MptcpDiag  *diag;
 	List	   *rows;
 	ListCell   *lc;
 	ConnSubflows *conns;
 	int			n = 0;
-	int			nlooked_up = 0;
-	int			ndumped = 0;
 	int			nundescribed = 0;
-	MptcpReportStats stats = {0};
+	MptcpSubflowStats stats = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (rsinfo->setDesc->natts != ncols)
@@ -163,10 +174,19 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 		}
 	}
 
-	if (auto_source)
-		dump_describes = mptcp_lookup_subflows(diag, conns, n, &nlooked_up);
+	for (int s = 0; s < nsources && alone == NULL; s++)
+	{
+		if (sources[s]->alone != NULL && sources[s]->alone())
+			alone = sources[s];
+	}
+	stats.dump_describes = (alone == NULL);
+	for (int s = 0; s < nsources && alone == NULL; s++)
+	{
+		if (sources[s]->before_dump)
+			sources[s]->describe(diag, conns, n, &stats);
+	}
 	for (int k = 0; k < n; k++)
-		need_dump |= dump_describes && conns[k].unknown != SUBFLOWS_KNOWN;
+		need_dump |= stats.dump_describes && conns[k].unknown != SUBFLOWS_KNOWN;
 	if (need_dump)
 	{
 		mptcp_diag_read_subflows(diag);
@@ -179,16 +199,20 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 			if (conns[k].subflows != NIL)
 			{
 				conns[k].unknown = SUBFLOWS_KNOWN;
-				ndumped++;
+				stats.dumped++;
 			}
 		}
 	}
-	nundescribed = n - nlooked_up - ndumped;
-	mptcp_report_subflows(diag, conns, n, &stats);
+	nundescribed = n - stats.looked_up - stats.dumped;
+	for (int s = 0; s < nsources; s++)
+	{
+		if (alone != NULL ? sources[s] == alone : !sources[s]->before_dump)
+			sources[s]->describe(diag, conns, n, &stats);
+	}
 	mptcp_diag_close(diag);
 	ereport(DEBUG1,
 			(errmsg_internal("mptcpinfo: %d MPTCP connections looked up by their ends, %d read from a dump, %d not described by the kernel; %d server processes asked, %d recent reports reused, %d requests of other queries awaited, %d processes gone; %d TCP sockets dumped, %d subflows kept",
-							 nlooked_up, ndumped, nundescribed,
+							 stats.looked_up, stats.dumped, nundescribed,
 							 stats.asked, stats.reused, stats.joined,
 							 stats.gone, diag->tcp_dumped,
 							 list_length(diag->subflows))));
@@ -211,7 +235,11 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 		if (conns[k].unknown > SUBFLOWS_CLOSED)
 			emit_subflow(rsinfo, pid, token, NULL, NULL, 0, false, 0, NULL);
 	}
-	mptcp_lookup_remember(conns, n);
+	for (int s = 0; s < nsources; s++)
+	{
+		if (sources[s]->done != NULL)
+			sources[s]->done(conns, n);
+	}
 	report_not_dumped(conns, n);
 	return (Datum) 0;
 }

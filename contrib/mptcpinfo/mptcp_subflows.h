@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * mptcp_subflows.h
- *	  The sources of pg_stat_mptcp_subflows, each in its own file: a
- *	  connection's subflows looked up by their ends (mptcp_lookup.c), read
- *	  from a dump of the TCP sockets (mptcp_subflows.c), or reported by the
- *	  process holding the connection (mptcp_report.c).
+ *	  The sources of pg_stat_mptcp_subflows: a dump of the TCP sockets
+ *	  (mptcp_subflows.c), and the others, each in a file of its own, added
+ *	  at _PG_init(): a connection's subflows looked up by their ends
+ *	  (mptcp_lookup.c), or reported by the process holding the connection
+ *	  (mptcp_ask.c).
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -16,7 +17,7 @@
 #ifndef MPTCP_SUBFLOWS_H
 #define MPTCP_SUBFLOWS_H
 
-#include "mptcpinfo.h"
+#include "mptcp_match.h"
 
 /*
  * The subflows of a connection that a session keeps and looks up: the
@@ -30,7 +31,7 @@ typedef enum SubflowsUnknown
 	SUBFLOWS_KNOWN,				/* they are: "subflows" */
 	SUBFLOWS_CLOSED,			/* it closed meanwhile: no row */
 	SUBFLOWS_NOT_DUMPED,		/* the dump does not describe them */
-	SUBFLOWS_UNREPORTED,		/* nor its process: mptcp_report.c said why */
+	SUBFLOWS_UNREPORTED,		/* nor its process: its source said why */
 } SubflowsUnknown;
 
 /* one connection of pg_stat_mptcp_subflows and what is found of it */
@@ -42,35 +43,46 @@ typedef struct ConnSubflows
 								 * since it was reported: its ends only */
 } ConnSubflows;
 
-/* what asking the processes did, for the DEBUG1 line of a query */
-typedef struct MptcpReportStats
+/* what the sources did, for the DEBUG1 line of a query */
+typedef struct MptcpSubflowStats
 {
+	int			looked_up;		/* connections looked up by their ends */
+	int			dumped;			/* ... read from a dump */
+	bool		dump_describes; /* would a dump describe subflows? */
 	int			asked;			/* processes sent a request */
 	int			reused;			/* recent reports used as they were */
 	int			joined;			/* requests of another asker waited for */
 	int			gone;			/* processes that exited meanwhile */
-} MptcpReportStats;
+} MptcpSubflowStats;
 
 /*
- * Look up the subflows of conns (all SUBFLOWS_NOT_DUMPED) by their ends
- * where they are known: a connection's only subflow has its ends, and the
- * session keeps the others' from its last query.  Those found become
- * SUBFLOWS_KNOWN.  Returns whether a dump of the TCP sockets would describe
- * the others.
+ * A source of subflows other than the dump.  Those that come before the
+ * dump are asked first, then a dump of the TCP sockets reads what is left
+ * where it describes subflows (stats->dump_describes), then the sources
+ * after the dump.
  */
-extern bool mptcp_lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
-								  int *nlooked_up);
+typedef struct MptcpSubflowSource
+{
+	bool		before_dump;
 
-/* keep the ends of the subflows found for the session's next query */
-extern void mptcp_lookup_remember(ConnSubflows *conns, int n);
+	/*
+	 * Should this query take all subflows from this source alone (a setting
+	 * says so)?  May be NULL.
+	 */
+	bool		(*alone) (void);
 
-/*
- * Ask the processes holding the connections still SUBFLOWS_NOT_DUMPED which
- * TCP sockets are theirs, and look those up; where that fails, the
- * connection is SUBFLOWS_UNREPORTED and a NOTICE says why.
- */
-extern void mptcp_report_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
-								  MptcpReportStats *stats);
+	/*
+	 * Describe what it can of the connections still SUBFLOWS_NOT_DUMPED:
+	 * their subflows, and SUBFLOWS_KNOWN; or why not.
+	 */
+	void		(*describe) (MptcpDiag *diag, ConnSubflows *conns, int n,
+							 MptcpSubflowStats *stats);
+
+	/* once the rows are out: what to keep for the next query; may be NULL */
+	void		(*done) (ConnSubflows *conns, int n);
+} MptcpSubflowSource;
+
+extern void mptcp_subflows_add_source(const MptcpSubflowSource *source);
 
 /* how many subflows c has, the initial one included; -1 if not said */
 static inline int

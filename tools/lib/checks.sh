@@ -511,6 +511,52 @@ cmd_verify_pgindent() {
 	echo "pgindent: no changes in" $files
 }
 
+# Every prefix of contrib/mptcpinfo's layers works: for each patch after
+# which the module differs from the series' last one, the module as that
+# patch leaves it is built in the test build and passes the tests its own
+# meson.build lists.  Only the module changes between prefixes; the rest of
+# the tree stays the series' (a later layer adds core hooks that nothing
+# calls without it), so no prefix needs a build of its own.  The module is
+# put back and rebuilt afterwards.
+layers_put_back() {
+	rm -rf "${TREE:?}/contrib/mptcpinfo"
+	g checkout -q HEAD -- contrib/mptcpinfo
+	touch "$TREE"/contrib/mptcpinfo/*
+	as_tester ninja -C "$BUILD" >/dev/null
+	# (its own log: "check" sums up testlog.json, the series' suites)
+	as_tester meson test -C "$BUILD" --no-rebuild --logbase verify-layers-setup --suite setup >/dev/null
+}
+
+cmd_verify_layers() {
+	! uses_autoconf || { echo "layers: skipped, PostgreSQL $PG_MAJOR builds with make (the layers are the same as 16's)"; exit 77; }
+	[ -f "$BUILD/build.ninja" ] || die "verify-layers needs the test build: run 'make build PG_MAJOR=$PG_MAJOR' first"
+	local dir=contrib/mptcpinfo c final prefixes=() rc=0
+	export PG_TEST_EXTRA=${PG_TEST_EXTRA-mptcp}
+	final=$(g rev-parse "HEAD:$dir")
+	for c in $(g rev-list --reverse upstream..HEAD -- "$dir"); do
+		[ "$(g rev-parse "$c:$dir")" = "$final" ] || prefixes+=("$c")
+	done
+	if [ ${#prefixes[@]} -eq 0 ]; then
+		echo "layers: contrib/mptcpinfo comes in one patch, tested as the series leaves it"
+		return 0
+	fi
+	# (put back whatever happens: the work tree stays the series')
+	trap layers_put_back EXIT
+	for c in "${prefixes[@]}"; do
+		note "layers: contrib/mptcpinfo after \"$(g log -1 --format=%s "$c")\""
+		rm -rf "${TREE:?}/$dir"
+		g archive "$c" "$dir" | tar -x -C "$TREE"
+		touch "$TREE/$dir"/*
+		chown -R "$(stat -c %u:%g "$TREE")" "$TREE/$dir"
+		as_tester ninja -C "$BUILD" >"$WORKDIR/verify-layers-build.log" 2>&1 ||
+			{ tail -30 "$WORKDIR/verify-layers-build.log"; rc=1; continue; }
+		as_tester meson test -C "$BUILD" --no-rebuild --print-errorlogs \
+			--logbase verify-layers --suite setup --suite mptcpinfo || rc=1
+	done
+	[ $rc -eq 0 ] || die "layers: a prefix of contrib/mptcpinfo's patches fails (above)"
+	echo "layers: ${#prefixes[@]} earlier state(s) of contrib/mptcpinfo built and tested"
+}
+
 cmd_check() {
 	cmd_deps
 	cmd_fetch
@@ -563,6 +609,8 @@ cmd_check() {
 		cat "$log" >>"$log.all" 2>/dev/null || true
 		mv "$log.all" "$log"
 	fi
+	# (after the suites, in the test build: each earlier layer of mptcpinfo)
+	! tree_has_edits && [ -z "${CHECK_SUBSET:-}" ] && series_check layers cmd_verify_layers
 	if ! tree_has_edits && [ -z "${QUICK:-}" ] && [ -z "${CHECK_SUBSET:-}" ]; then
 		series_check patch-builds cmd_verify_patch_builds
 		series_check autoconf cmd_verify_autoconf

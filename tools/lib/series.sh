@@ -40,6 +40,26 @@ overlay_diff_apply() {
 		note "patches/$PG_MAJOR/overlay/$1.diff applies at an offset: 'make refresh PG_MAJOR=$PG_MAJOR' re-bases it"
 }
 
+# later_patches P: the patches after P in the series, the last one first.
+later_patches() {
+	series | awk -v p="$1" 'f; $0 == p { f = 1 }' | tac
+}
+
+# The repository keeps an overlay file as the last patch that touches it
+# leaves it.  A patch of a later layer may add a few lines to a file that
+# an earlier patch brings (a Makefile's OBJS, a registration line); the
+# earlier patch gets the file without them: each later patch's hunks for
+# that file, taken back from the last patch to the first.
+unapply_later_hunks() {
+	local p=$1 path=$2 q
+	for q in $(later_patches "$p"); do
+		grep -qxF -- "diff --git a/$path b/$path" "$SERIES_DIR/$q" || continue
+		g apply -R --whitespace=nowarn --include="$path" "$SERIES_DIR/$q" ||
+			die "$p: the hunks of $q for $path do not come out of the repository's $path:
+  make them the diff from that patch's version of the file to the next one (make refresh)"
+	done
+}
+
 apply_one() {
 	local p=$1 files=$SERIES_DIR/${1%.patch}.files
 	local tmp
@@ -51,6 +71,7 @@ apply_one() {
 			mkdir -p "$TREE/$(dirname "$path")"
 			cp -p "$TOP/$path" "$TREE/$path"
 			overlay_diff_apply "$path"
+			unapply_later_hunks "$p" "$path"
 			g add -f -- "$path"
 		done <"$files"
 	fi
@@ -160,9 +181,11 @@ refresh_into() {
 				src/* | contrib/* | doc/*) ;;
 				*) die "commit $(g log -1 --format=%s "$c") adds $path: new files must live under src/, contrib/ or doc/" ;;
 				esac
+				# (as the series leaves it: a later patch may add to it)
 				mkdir -p "$tmp/$(dirname "$path")"
-				g show "$c:$path" >"$tmp/$path"
-				[ "$(g ls-tree "$c" -- "$path" | cut -c1-6)" = 100755 ] && chmod 755 "$tmp/$path" || chmod 644 "$tmp/$path"
+				g show "HEAD:$path" >"$tmp/$path" ||
+					die "commit $(g log -1 --format=%s "$c") adds $path, which a later commit removes"
+				[ "$(g ls-tree HEAD -- "$path" | cut -c1-6)" = 100755 ] && chmod 755 "$tmp/$path" || chmod 644 "$tmp/$path"
 			done <<<"$added"
 		fi
 		if [ -n "$modified" ]; then
@@ -304,8 +327,17 @@ export_shape() {
 			"${sg[@]}" commit -q --no-verify --amend --cleanup=verbatim -F "$SERIES_DIR/export-message-$n"
 		fi
 	done
-	[ -n "${EXPORT_NO_LAYERS:-}" ] || [ ! -d "$SERIES_DIR/export-without-report" ] ||
-		export_report_last "$dir"
+	[ -n "${EXPORT_NO_LAYERS:-}" ] || ! has_export_layers || export_layers "$dir"
+}
+
+# Are some of mptcpinfo's layers still made by removal diffs
+# (patches/MAJOR/export-without-NAME)?
+has_export_layers() {
+	local layer
+	for layer in $EXPORT_LAYERS_ORDER; do
+		[ ! -d "$SERIES_DIR/export-without-$layer" ] || return 0
+	done
+	return 1
 }
 
 # export-layers: remake patches/MAJOR/export-without-*/ after mptcpinfo
@@ -315,7 +347,7 @@ export_shape() {
 # resolve there by hand and run again with EXPORT_LAYERS_KEEP=1.
 cmd_export_layers() {
 	local tmp=$WORKDIR/export-layers layer d f prev c
-	[ -d "$SERIES_DIR/export-without-report" ] || die "patches/$PG_MAJOR has no export layers"
+	has_export_layers || die "patches/$PG_MAJOR has no export layers"
 	[ -d "$TREE/.git" ] || cmd_apply
 	local sg=(git -c safe.directory='*' -c user.name=export -c user.email=export@localhost -C "$tmp")
 	if [ -z "${EXPORT_LAYERS_KEEP:-}" ]; then
@@ -383,27 +415,27 @@ export_apply_layer() {
 	done
 }
 
-# The layers of contrib/mptcpinfo that the export can leave out of its
-# first patch (patches/MAJOR/export-without-NAME), in the order they are
-# taken out: each is described without the ones before it.
-EXPORT_LAYERS_ORDER="report diagnostics lookups walreceiver"
+# The layers of contrib/mptcpinfo that the export still takes out of the
+# series' first mptcpinfo patch (patches/MAJOR/export-without-NAME), in the
+# order they are taken out: each is described without the ones before it.
+# (The report path is a patch of the series, after core's hooks.)
+EXPORT_LAYERS_ORDER="diagnostics lookups walreceiver"
 
-# export_report_last DIR: contrib/mptcpinfo posted in layers, the views
-# first, with no core change.  The commit before the contrib commit (core's
-# hooks) and the contrib commit become: the views; then each layer of
-# EXPORT_LAYERS_ORDER but the report path, from the last to the first
-# (those whose patches/MAJOR/export-without-NAME exists: the lookups, the
-# diagnostics); the hooks; the report path, the only part that needs them.
-# export-without-NAME says how the contrib commit looks without a layer
-# (without the report path, then also without the diagnostics, and so on):
-# "omit" lists the files left out, PATH.diff turns a file into its version
-# without the layer (exactly, like an overlay diff), and "message" is the
-# message of the patch that adds the layer.  The views take the contrib
-# commit's message.  The commits after the contrib commit follow unchanged.
-export_report_last() {
+# export_layers DIR: the series' first mptcpinfo patch (the one that adds
+# mptcpinfo.control) posted in layers, the views first: that patch without
+# every layer of EXPORT_LAYERS_ORDER, then each layer added back, from the
+# last one taken out to the first (those whose
+# patches/MAJOR/export-without-NAME exists).  export-without-NAME says how
+# the patch looks without a layer (without the diagnostics, then also
+# without the lookups, and so on): "omit" lists the files left out,
+# PATH.diff turns a file into its version without the layer (exactly, like
+# an overlay diff), and "message" is the message of the patch that adds
+# the layer.  The views take the patch's own message.  The commits after
+# it (core's hooks, the report path, the lab tests) follow unchanged.
+export_layers() {
 	local dir=$1
 	local sg=(git -c safe.directory='*' -c user.name=export -c user.email=export@localhost -C "$dir")
-	local commits i contrib=-1 hooks full prev tree c layer layers=()
+	local commits i contrib=-1 full prev tree c layer layers=()
 	for layer in $EXPORT_LAYERS_ORDER; do
 		[ ! -d "$SERIES_DIR/export-without-$layer" ] || layers+=("$layer")
 	done
@@ -411,37 +443,30 @@ export_report_last() {
 	for i in "${!commits[@]}"; do
 		"${sg[@]}" diff --quiet --diff-filter=A "${commits[i]}^" "${commits[i]}" -- contrib/mptcpinfo/mptcpinfo.control || contrib=$i
 	done
-	[ "$contrib" -ge 2 ] || die "export: no commit after the hooks adds contrib/mptcpinfo"
-	hooks=${commits[contrib - 1]}
+	[ "$contrib" -ge 1 ] || die "export: no commit adds contrib/mptcpinfo"
 	full=${commits[contrib]}
 	# (commit-tree with a commit's author and date, and a message)
 	as_commit() {
 		GIT_AUTHOR_NAME=$("${sg[@]}" log -1 --format=%an "$1") GIT_AUTHOR_EMAIL=$("${sg[@]}" log -1 --format=%ae "$1") \
 			GIT_AUTHOR_DATE=$("${sg[@]}" log -1 --format=%ad "$1") "${sg[@]}" commit-tree "$2" -p "$3" -F "$4"
 	}
-	# without HOOKS LAYER...: the contrib commit's tree without the layers,
-	# and without core's hooks unless HOOKS is "with-hooks"
+	# without LAYER...: the patch's tree without the layers
 	without() {
-		local layer hooks_too=$1
-		shift
+		local layer
 		"${sg[@]}" checkout -q -f --detach "$full"
-		[ "$hooks_too" = with-hooks ] || "${sg[@]}" revert -n "$hooks" >/dev/null 2>&1 ||
-			die "export: the hooks do not come out of the contrib commit"
 		for layer in "$@"; do
 			export_apply_layer "$dir" "$layer"
 		done
 		"${sg[@]}" write-tree
 	}
-	tree=$(without without-hooks "${layers[@]}") || exit 1
-	prev=$(as_commit "$full" "$tree" "${commits[contrib - 2]}" <("${sg[@]}" log -1 --format=%B "$full"))
-	# (then each layer but the report path, the last one removed first)
+	tree=$(without "${layers[@]}") || exit 1
+	prev=$(as_commit "$full" "$tree" "${commits[contrib - 1]}" <("${sg[@]}" log -1 --format=%B "$full"))
+	# (then each layer, the last one taken out first)
 	for ((i = ${#layers[@]} - 1; i >= 1; i--)); do
-		tree=$(without without-hooks "${layers[@]:0:i}") || exit 1
+		tree=$(without "${layers[@]:0:i}") || exit 1
 		prev=$(as_commit "$full" "$tree" "$prev" "$SERIES_DIR/export-without-${layers[i]}/message")
 	done
-	tree=$(without with-hooks report) || exit 1
-	prev=$(as_commit "$hooks" "$tree" "$prev" <("${sg[@]}" log -1 --format=%B "$hooks"))
-	prev=$(as_commit "$full" "$full^{tree}" "$prev" "$SERIES_DIR/export-without-report/message")
+	prev=$(as_commit "$full" "$full^{tree}" "$prev" "$SERIES_DIR/export-without-${layers[0]}/message")
 	for c in "${commits[@]:contrib+1}"; do
 		prev=$(as_commit "$c" "$c^{tree}" "$prev" <("${sg[@]}" log -1 --format=%B "$c"))
 	done
