@@ -96,7 +96,13 @@ kernels_deps() {
 			>"$KERNELS_DIR/apt-install.log" 2>&1 ||
 			{ tail -30 "$KERNELS_DIR/apt-install.log" >&2; die "apt-get install failed"; }
 	fi
+	kernels_venv
+}
+
+# virtme-ng in $KERNELS_DIR/venv, pinned (also for kernel-compare)
+kernels_venv() {
 	local venv=$KERNELS_DIR/venv
+	mkdir -p "$KERNELS_DIR"
 	if ! cmp -s "$KERNELS_REQUIREMENTS" "$venv/requirements.txt"; then
 		note "virtme-ng into $venv (pinned, hashes checked)"
 		rm -rf "$venv"
