@@ -113,13 +113,13 @@ kc_config() {
 # kc_build NAME: bzImage, uapi headers and the MPTCP selftests of
 # $KC_DIR/NAME; the build's seconds in runs/NAME/build.txt
 kc_build() {
-	local name=$1 src=$KC_DIR/$1 out=$KC_DIR/runs/$1 start secs log=$KC_DIR/runs/$1/build.log
+	local name=$1 src=$KC_DIR/$1 out=$KC_DIR/runs/$1 start secs files log=$KC_DIR/runs/$1/build.log
 	mkdir -p "$out"
 	kc_config "$src"
 	note "kernel $name: building ($src/o; log in $log)"
 	start=$(date +%s)
 	kc_make "$src" bzImage >"$log" 2>&1 || { tail -30 "$log" >&2; die "kernel $name: build failed (see $log)"; }
-	secs=$(($(date +%s) - start))
+	secs=$(($(date +%s) - start)) files=$(grep -c '^  CC ' "$log" || :)
 	kc_make "$src" headers_install >>"$log" 2>&1 || { tail -30 "$log" >&2; die "kernel $name: headers_install failed"; }
 	# the selftests as the kernel's CI builds them, installed with their
 	# shared shell library (tools/testing/selftests/net/lib.sh)
@@ -130,33 +130,40 @@ kc_build() {
 		{ tail -30 "$log" >&2; die "kernel $name: the MPTCP selftests did not build (see $log)"; }
 	# (each build's time and files compiled, a line each: a run that
 	# compiled nothing does not hide what the real build took)
-	echo "$(date -u +%FT%TZ) $secs s, $(grep -c '^  CC ' "$log") files compiled" >>"$out/builds"
+	echo "$(date -u +%FT%TZ) $secs s, $files files compiled" >>"$out/builds"
 	{
 		echo "kernel $name: $(cat "$src/o/include/config/kernel.release"), patches: $(cat "$src/.kc-patches" 2>/dev/null || echo none)"
 		echo "  bzImage builds: $(awk '$4 > 0' "$out/builds" | tail -3 | paste -sd';' | sed 's/;/; /g')"
 	} >"$out/build.txt"
-	note "kernel $name: bzImage in $secs s ($(grep -c '^  CC ' "$log") files compiled)"
+	note "kernel $name: bzImage in $secs s ($files files compiled)"
 }
 
 # The patched tree: a copy of the unpatched one, build directory included,
 # then kernel/0*.patch in order.  Made again when the patches, the options
 # or the unpatched build changed.
 kc_patched_tree() {
-	local sig p patches=()
+	local sig p patches=() dst=$KC_DIR/patched
 	for p in "$TOP"/kernel/0*.patch; do [ -f "$p" ] && patches+=("$p"); done
 	[ ${#patches[@]} -gt 0 ] || die "no kernel/0*.patch"
 	sig=$( (cd "$TOP/kernel" && sha256sum 0*.patch; cat "$KC_DIR/unpatched/o/.kc-config"; stat -c %Y "$KC_DIR/unpatched/o/arch/x86/boot/bzImage") | sha256sum | cut -d' ' -f1)
-	[ "$(cat "$KC_DIR/patched/.kc-sig" 2>/dev/null)" = "$sig" ] && return 0
+	[ "$(cat "$dst/.kc-sig" 2>/dev/null)" = "$sig" ] && return 0
 	note "patched tree: a copy of the unpatched one, then ${#patches[@]} patches"
-	rm -rf "$KC_DIR/patched"
-	cp -a "$KC_DIR/unpatched" "$KC_DIR/patched.part"
+	# (copied to its final path at once: objtool, below, records it)
+	rm -rf "$dst"
+	cp -a "$KC_DIR/unpatched" "$dst"
 	for p in "${patches[@]}"; do
-		patch -d "$KC_DIR/patched.part" -p1 -F0 -s --no-backup-if-mismatch <"$p" ||
+		patch -d "$dst" -p1 -F0 -s --no-backup-if-mismatch <"$p" ||
 			die "kernel/$(basename "$p") does not apply to $KC_VERSION"
 	done
-	(cd "$TOP/kernel" && ls 0*.patch) | paste -sd' ' >"$KC_DIR/patched.part/.kc-patches"
-	echo "$sig" >"$KC_DIR/patched.part/.kc-sig"
-	mv "$KC_DIR/patched.part" "$KC_DIR/patched"
+	# objtool is built with absolute paths (tools/, not kbuild), so the copy
+	# links it again, and every object lists objtool as a prerequisite:
+	# link it now and give it and its objects the old binary's time, or
+	# the whole kernel is compiled again
+	kc_make "$dst" tools/objtool >"$dst/o/objtool.log" 2>&1 ||
+		{ tail -20 "$dst/o/objtool.log" >&2; die "objtool did not build in the patched tree"; }
+	find "$dst/o/tools/objtool" -exec touch -h -r "$KC_DIR/unpatched/o/tools/objtool/objtool" {} +
+	(cd "$TOP/kernel" && ls 0*.patch) | paste -sd' ' >"$dst/.kc-patches"
+	echo "$sig" >"$dst/.kc-sig"
 }
 
 kc_unpack() {
@@ -194,10 +201,14 @@ kc_boot() {
 	} >"$run/settings"
 	kvm=$(kernels_kvm_option "$src/o/arch/x86/boot/bzImage")
 	echo "${kvm:-kvm}" >"$run/kvm"
+	# (root=/dev/root: without an initramfs, which a kernel without modules
+	# does not get, the kernel mounts virtme-ng's 9p root itself, and 7.2
+	# wants the share's tag as "root=")
 	note "kernel $name: booting ${kvm:-with KVM} ($(sed -n 's/^KC_//p' "$run/settings" | paste -sd' '))"
 	start=$(date +%s)
 	timeout "${KERNEL_BOOT_TIMEOUT:-10800}" nice -n "${KERNELS_NICE:-0}" "${VNG[@]}" \
 		-r "$src/o/arch/x86/boot/bzImage" $kvm --memory "${KERNELS_MEMORY:-2G}" --cpus 2 --user root \
+		--append root=/dev/root \
 		--rwdir "$run" --exec "bash $run/bin/kernel-compare-guest.sh $run >$run/guest.log 2>&1" \
 		>"$run/vng.log" 2>&1 || rc=$?
 	echo "$(($(date +%s) - start))" >"$run/seconds"
