@@ -199,7 +199,7 @@ kc_boot() {
 			eval "[ -z \"\${KERNEL_REPRO_$v+set}\" ]" || printf 'export %s=%q\n' "$v" "$(eval "echo \"\$KERNEL_REPRO_$v\"")"
 		done
 	} >"$run/settings"
-	kvm=$(kernels_kvm_option "$src/o/arch/x86/boot/bzImage")
+	kvm=$(kernels_kvm_option "$src/o/arch/x86/boot/bzImage" --append root=/dev/root)
 	echo "${kvm:-kvm}" >"$run/kvm"
 	# (root=/dev/root: without an initramfs, which a kernel without modules
 	# does not get, the kernel mounts virtme-ng's 9p root itself, and 7.2

@@ -161,15 +161,17 @@ VNG=(env "PATH=$KERNELS_DIR/venv/bin:$PLAIN_PATH" "$KERNELS_DIR/venv/bin/vng")
 
 # KVM only where qemu can really use it (here -cpu host aborts or the guest
 # hangs: CONVENTIONS.md); the probe's answer is kept for this qemu.
+# (kernels_kvm_option VMLINUZ [VNG-OPTION...]: the options the boot needs)
 kernels_kvm_option() {
 	local want=${KERNELS_KVM:-auto} vmlinuz=$1 stamp
+	shift
 	[ "$want" = 0 ] && { echo --disable-kvm; return; }
 	[ "$want" = 1 ] && return
 	[ -w /dev/kvm ] || { echo --disable-kvm; return; }
 	stamp=$KERNELS_DIR/kvm-probe.$(qemu-system-x86_64 --version | head -1 | tr -c 'a-zA-Z0-9.\n' _)
 	if [ ! -f "$stamp" ]; then
 		note "probing KVM (a boot with it, at most 90 s)"
-		if timeout 90 "${VNG[@]}" -r "$vmlinuz" --user root --exec true >/dev/null 2>&1; then
+		if timeout 90 "${VNG[@]}" -r "$vmlinuz" "$@" --user root --exec true >/dev/null 2>&1; then
 			echo kvm >"$stamp"
 		else
 			echo emulation >"$stamp"
