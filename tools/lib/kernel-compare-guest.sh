@@ -29,6 +29,14 @@ KC_RUNS=0 KC_SELFTESTS= KC_SELFTEST_TIMEOUT=2400
 	echo "mptcp.enabled $(cat /proc/sys/net/mptcp/enabled 2>/dev/null || echo absent)"
 } >kernel
 
+# selftests/results: "TEST RC SECONDS OK NOT-OK SKIP"
+kc_result() {
+	local t=$1 rc=$2 start=$3
+	echo "$t $rc $(($(date +%s) - start)) $(grep -E '^ok [0-9]+ ' "selftests/$t.tap" | grep -vc '# SKIP' | tr -d '\n') \
+$(grep -E '^not ok [0-9]+ ' "selftests/$t.tap" | grep -vc '# SKIP' | tr -d '\n') \
+$(grep -c '# SKIP' "selftests/$t.tap" | tr -d '\n')" >>selftests/results
+}
+
 if [ -n "$KC_SELFTESTS" ]; then
 	mkdir -p selftests
 	for t in $KC_SELFTESTS; do
@@ -38,9 +46,32 @@ if [ -n "$KC_SELFTESTS" ]; then
 			>"selftests/$t.log" 2>&1 </dev/null
 		rc=$?
 		grep -E '^(not )?ok [0-9]+ ' "selftests/$t.log" >"selftests/$t.tap"
-		echo "$t $rc $(($(date +%s) - start)) $(grep -Ec '^ok [0-9]+ ' "selftests/$t.tap" | tr -d '\n') \
-$(grep -E '^not ok [0-9]+ ' "selftests/$t.tap" | grep -vc '# SKIP' | tr -d '\n') \
-$(grep -c '# SKIP' "selftests/$t.tap" | tr -d '\n')" >>selftests/results
+		# stopped by the timeout, it printed no TAP: the "[ OK ]" and
+		# "[FAIL]" marks it printed so far, each named by the title above it
+		[ -s "selftests/$t.tap" ] || sed 's/\x1b\[[0-9;]*m//g' "selftests/$t.log" | awk '
+			/^[0-9][0-9][0-9] / { title = $0; sub(/ +$/, "", title); next }
+			/\[ OK \]|\[FAIL\]|\[SKIP\]/ {
+				line = $0; gsub(/ +/, " ", line); sub(/^ /, "", line)
+				sub(/ *\[(( OK )|FAIL|SKIP)\].*/, "", line)
+				name = title (line != "" ? ": " line : "")
+				if ($0 ~ /\[FAIL\]/) print "not ok 0 - " name
+				else if ($0 ~ /\[SKIP\]/) print "ok 0 - " name " # SKIP"
+				else print "ok 0 - " name }' >"selftests/$t.tap"
+		kc_result "$t" "$rc" "$start"
+	done
+	# kernel/tests: each program, IPv4 and IPv6, in a namespace of its own
+	# (exit 0 pass, 1 fail, 4 skip)
+	for p in ktests/*; do
+		[ -x "$p" ] || continue
+		for v in 4 6; do
+			t=kernel-tests/$(basename "$p")-v$v start=$(date +%s)
+			mkdir -p selftests/kernel-tests
+			timeout 120 unshare -n sh -c "ip link set lo up && ./$p $([ $v = 4 ] || echo -6)" \
+				>"selftests/$t.log" 2>&1 </dev/null
+			rc=$?
+			if [ $rc = 0 ]; then echo "ok 1 - $t"; elif [ $rc = 4 ]; then echo "ok 1 - $t # SKIP"; else echo "not ok 1 - $t"; fi >"selftests/$t.tap"
+			kc_result "$t" "$rc" "$start"
+		done
 	done
 fi
 

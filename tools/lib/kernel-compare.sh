@@ -18,7 +18,9 @@
 #   unpatched/ patched/       source trees, each with its build directory o/
 #   ccache/                   the compiler cache of both
 #   runs/NAME/kselftest/      the MPTCP selftests built against NAME's headers
-#   runs/NAME/run/            the guest's one writable directory: logs, results
+#   runs/NAME/run/            the last guest's one writable directory
+#   runs/NAME/repro/          the last reproducer runs: repro.txt, each run's logs
+#   runs/NAME/selftests/      the last selftest run: results, each test's log and TAP
 #   runs/NAME/build.txt       build seconds, kernel release, the patches applied
 #   compare.txt               the last comparison (also printed)
 #
@@ -30,7 +32,8 @@
 # patched"), KERNEL_COMPARE_BUILD_ONLY=1, KERNEL_COMPARE_PUBLISH=1 (copy the
 # results to bench/results/kernel-compare/), KERNEL_COMPARE_TARBALL_DIR=DIR (a
 # directory that may already hold the tarball: used if its sha256 matches),
-# KERNEL_COMPARE_JOBS (make -j, default: the cores), KERNEL_REPRO_<KNOB>
+# KERNEL_COMPARE_JOBS (make -j, default: the cores), KERNEL_COMPARE_BOOT_JOBS=2
+# (boot both guests at once: for the selftests only), KERNEL_REPRO_<KNOB>
 # (RATE, DURATION, T_CUT, BURST_AT, BURST_KB, BULK_MB, SYSCTLS: passed to the
 # reproducer in the guest), KERNELS_MEMORY, KERNELS_NICE and
 # KERNEL_BOOT_TIMEOUT as for check-kernels.
@@ -113,7 +116,7 @@ kc_config() {
 # kc_build NAME: bzImage, uapi headers and the MPTCP selftests of
 # $KC_DIR/NAME; the build's seconds in runs/NAME/build.txt
 kc_build() {
-	local name=$1 src=$KC_DIR/$1 out=$KC_DIR/runs/$1 start secs files log=$KC_DIR/runs/$1/build.log
+	local name=$1 src=$KC_DIR/$1 out=$KC_DIR/runs/$1 start secs files p log=$KC_DIR/runs/$1/build.log
 	mkdir -p "$out"
 	kc_config "$src"
 	note "kernel $name: building ($src/o; log in $log)"
@@ -128,6 +131,14 @@ kc_build() {
 		KHDR_INCLUDES="-isystem $src/o/usr/include" INSTALL_PATH="$out/kselftest" \
 		-j"${KERNEL_COMPARE_JOBS:-$(nproc)}" install >>"$log" 2>&1 ||
 		{ tail -30 "$log" >&2; die "kernel $name: the MPTCP selftests did not build (see $log)"; }
+	# kernel/tests/*.c, the series' own checks, against the same headers
+	rm -rf "$out/ktests"
+	mkdir -p "$out/ktests"
+	for p in "$TOP"/kernel/tests/*.c; do
+		[ -f "$p" ] || continue
+		gcc -Wall -Wextra -O2 -isystem "$src/o/usr/include" -o "$out/ktests/$(basename "$p" .c)" "$p" >>"$log" 2>&1 ||
+			die "kernel $name: kernel/tests/$(basename "$p") did not build (see $log)"
+	done
 	# (each build's time and files compiled, a line each: a run that
 	# compiled nothing does not hide what the real build took)
 	echo "$(date -u +%FT%TZ) $secs s, $files files compiled" >>"$out/builds"
@@ -186,7 +197,7 @@ kc_boot() {
 	mkdir -p "$run/bin"
 	cp "$TOP/bench/kernel-repro/mptcp-dead-subflow-stall.sh" "$TOP/bench/kernel-repro/pingpong.py" \
 		"$TOP/tools/lib/kernel-compare-guest.sh" "$run/bin/"
-	cp -r "$KC_DIR/runs/$name/kselftest" "$run/kselftest"
+	cp -r "$KC_DIR/runs/$name/kselftest" "$KC_DIR/runs/$name/ktests" "$run/"
 	{
 		echo "KC_RUNS=${KERNEL_COMPARE_RUNS:-10}"
 		if [ "${KERNEL_COMPARE_SELFTESTS:-0}" = 1 ]; then
@@ -218,13 +229,29 @@ kc_boot() {
 		kernels_last_lines "$run" | sed 's/^/    /' >&2
 	fi
 	note "kernel $name: $(cat "$run/seconds") s in the guest"
+	# kept apart, so that a selftest run leaves the reproducer's last
+	# results in place, and the other way round
+	local out=$KC_DIR/runs/$name
+	if [ "${KERNEL_COMPARE_RUNS:-10}" -gt 0 ]; then
+		rm -rf "$out/repro"
+		mkdir -p "$out/repro"
+		cp -r "$run/repro/." "$out/repro/" 2>/dev/null
+		cp "$run/repro.txt" "$run/kernel" "$out/repro/" 2>/dev/null
+	fi
+	if [ "${KERNEL_COMPARE_SELFTESTS:-0}" = 1 ]; then
+		rm -rf "$out/selftests"
+		mkdir -p "$out/selftests"
+		cp -r "$run/selftests/." "$out/selftests/" 2>/dev/null
+		cp "$run/kernel" "$out/selftests/" 2>/dev/null
+	fi
+	true
 }
 
 # kc_repro_counts NAME: "over total" of NAME's reproducer runs (a run whose
 # longest wait after the cut exceeds 1 s, or that hung or gave no result,
 # is over)
 kc_repro_counts() {
-	local f=$KC_DIR/runs/$1/run/repro.txt
+	local f=$KC_DIR/runs/$1/repro/repro.txt
 	[ -s "$f" ] || { echo "0 0"; return; }
 	awk '{ n++; if ($3 == "over") o++ } END { print o + 0, n + 0 }' "$f"
 }
@@ -236,16 +263,16 @@ kc_report() {
 	echo "kernel-compare: Linux $KC_VERSION, $(date -u +%Y-%m-%d), qemu $(qemu-system-x86_64 --version | head -1 | awk '{ print $4 }')$(grep -q disable-kvm "$r"/*/run/kvm 2>/dev/null && echo ' (emulation, no KVM)')"
 	for name in $names; do
 		cat "$r/$name/build.txt" 2>/dev/null
-		[ -s "$r/$name/run/kernel" ] && sed 's/^/  guest: /' "$r/$name/run/kernel"
+		[ -s "$r/$name/run/kernel" ] && sed -n 's/^version /  guest: /p' "$r/$name/run/kernel"
 	done
-	if ls "$r"/*/run/selftests/results >/dev/null 2>&1; then
+	if ls "$r"/*/selftests/results >/dev/null 2>&1; then
 		echo
 		printf '%-20s %-28s %-28s\n' selftest unpatched patched
-		for t in $(cat "$r"/*/run/selftests/results 2>/dev/null | awk '{ print $1 }' | awk '!s[$0]++'); do
+		for t in $(cat "$r"/*/selftests/results 2>/dev/null | awk '{ print $1 }' | awk '!s[$0]++'); do
 			u=$(kc_selftest_cell unpatched "$t") p=$(kc_selftest_cell patched "$t")
 			printf '%-20s %-28s %-28s\n' "$t" "$u" "$p"
 		done
-		for t in $(cat "$r"/*/run/selftests/results 2>/dev/null | awk '{ print $1 }' | awk '!s[$0]++'); do
+		for t in $(cat "$r"/*/selftests/results 2>/dev/null | awk '{ print $1 }' | awk '!s[$0]++'); do
 			kc_subtest_diff "$t"
 		done
 	fi
@@ -253,9 +280,10 @@ kc_report() {
 	line=
 	for name in unpatched patched; do
 		read -r over total < <(kc_repro_counts "$name")
-		runs=${KERNEL_COMPARE_RUNS:-10}
-		[ "$total" = "$runs" ] || runs="$total (of ${KERNEL_COMPARE_RUNS:-10} asked)"
-		[ -f "$r/$name/run/repro.txt" ] && sed "s/^/  $name run /" "$r/$name/run/repro.txt"
+		runs=$total
+		[ "${KERNEL_COMPARE_RUNS:-10}" = 0 ] || [ "$total" = "${KERNEL_COMPARE_RUNS:-10}" ] ||
+			runs="$total (of ${KERNEL_COMPARE_RUNS:-10} asked)"
+		[ -f "$r/$name/repro/repro.txt" ] && sed "s/^/  $name run /" "$r/$name/repro/repro.txt"
 		line="$line${line:+; }$name $over of $runs runs over 1 s"
 	done
 	echo "kernel-repro: $line"
@@ -263,7 +291,7 @@ kc_report() {
 
 # "PASS 12/0 340s" from a guest's selftests/results: "TEST RC SECONDS OK NOTOK SKIP"
 kc_selftest_cell() {
-	local f=$KC_DIR/runs/$1/run/selftests/results
+	local f=$KC_DIR/runs/$1/selftests/results
 	[ -f "$f" ] || { echo -; return; }
 	awk -v t="$2" '$1 == t {
 		r = ($2 == 0 ? "PASS" : $2 == 4 ? "SKIP" : $2 == 124 ? "TIMEOUT" : "FAIL(" $2 ")")
@@ -273,7 +301,7 @@ kc_selftest_cell() {
 
 # subtests of TEST that fail on one kernel and not on the other
 kc_subtest_diff() {
-	local t=$1 u=$KC_DIR/runs/unpatched/run/selftests/$1.tap p=$KC_DIR/runs/patched/run/selftests/$1.tap
+	local t=$1 u=$KC_DIR/runs/unpatched/selftests/$1.tap p=$KC_DIR/runs/patched/selftests/$1.tap
 	[ -f "$u" ] && [ -f "$p" ] || return 0
 	local only_p only_u both
 	only_p=$(comm -13 <(kc_failed "$u") <(kc_failed "$p") | paste -sd'|')
@@ -299,7 +327,14 @@ cmd_kernel_compare() {
 		kc_build patched ;;
 	esac
 	[ "${KERNEL_COMPARE_BUILD_ONLY:-0}" = 1 ] && return 0
-	for name in $names; do kc_boot "$name"; done
+	# (KERNEL_COMPARE_BOOT_JOBS=2: both guests at once, for the selftests;
+	# the reproducer's timings want one guest at a time)
+	if [ "${KERNEL_COMPARE_BOOT_JOBS:-1}" -gt 1 ]; then
+		for name in $names; do kc_boot "$name" & done
+		wait
+	else
+		for name in $names; do kc_boot "$name"; done
+	fi
 	kc_report "$names" | tee "$KC_DIR/compare.txt"
 	note "$KC_DIR/compare.txt; guests' logs in $KC_DIR/*/run ($(($(date +%s) - all_start)) s in all)"
 	if [ "${KERNEL_COMPARE_PUBLISH:-0}" = 1 ]; then
@@ -307,8 +342,8 @@ cmd_kernel_compare() {
 		mkdir -p "$out"
 		cp "$KC_DIR/compare.txt" "$out/compare.txt"
 		for name in $names; do
-			cp "$KC_DIR/runs/$name/run/repro.txt" "$out/repro-$name.txt" 2>/dev/null
-			cp "$KC_DIR/runs/$name/run/selftests/results" "$out/selftests-$name.txt" 2>/dev/null
+			cp "$KC_DIR/runs/$name/repro/repro.txt" "$out/repro-$name.txt" 2>/dev/null
+			cp "$KC_DIR/runs/$name/selftests/results" "$out/selftests-$name.txt" 2>/dev/null
 		done
 		chown -R --reference="$TOP" "$out"
 		note "published to $out"
