@@ -26,17 +26,19 @@
 #
 # Settings: KERNEL_COMPARE_RUNS (reproducer runs per kernel, default 10; 0:
 # none), KERNEL_COMPARE_SELFTESTS=1 (also the selftests: long under
-# emulation), KERNEL_COMPARE_SELFTESTS_LIST (default "mptcp_connect.sh
-# mptcp_join.sh mptcp_sockopt.sh diag.sh"), KERNEL_SELFTEST_TIMEOUT (seconds
+# emulation), KERNEL_COMPARE_SELFTESTS_LIST (default: the selftests that
+# kernel/0*.patch adds, then "mptcp_sockopt.sh diag.sh mptcp_connect.sh
+# mptcp_join.sh"), KERNEL_SELFTEST_TIMEOUT (seconds
 # for one selftest file, default 2400), KERNEL_COMPARE_KERNELS ("unpatched
 # patched"), KERNEL_COMPARE_BUILD_ONLY=1, KERNEL_COMPARE_PUBLISH=1 (copy the
 # results to bench/results/kernel-compare/), KERNEL_COMPARE_TARBALL_DIR=DIR (a
 # directory that may already hold the tarball: used if its sha256 matches),
 # KERNEL_COMPARE_JOBS (make -j, default: the cores), KERNEL_COMPARE_BOOT_JOBS=2
 # (boot both guests at once: for the selftests only), KERNEL_REPRO_<KNOB>
-# (RATE, DURATION, T_CUT, BURST_AT, BURST_KB, BULK_MB, SYSCTLS: passed to the
-# reproducer in the guest), KERNELS_MEMORY, KERNELS_NICE and
-# KERNEL_BOOT_TIMEOUT as for check-kernels.
+# (RATE, DURATION, T_CUT, CUT_GAP, BURST_AT, BURST_KB, BULK_MB, SYSCTLS:
+# passed to the reproducer in the guest), KERNELS_MEMORY (2G), KERNELS_NICE
+# (0), KERNEL_BOOT_TIMEOUT (seconds for one guest; default from the runs
+# and selftests asked).
 
 KC_DIR=$TOP/.work/kernel-compare
 KC_VERSION=7.2.8
@@ -45,8 +47,9 @@ KC_ORIG_SHA256=08f058f9de8d487e32a5c9e2855ee7e35bee1a047e77d37ba797d734c0cc07b3
 KC_ORIG_POOL=pool/main/l/linux/$KC_ORIG
 KC_CONFIG=$TOP/tools/kernel-compare.config
 KC_APT_PACKAGES="build-essential bc bison flex libelf-dev libssl-dev xz-utils rsync ccache iptables iproute2 python3"
-KC_SELFTESTS_DEFAULT="mptcp_connect.sh mptcp_join.sh mptcp_sockopt.sh diag.sh"
-KC_REPRO_KNOBS="RATE DURATION T_CUT BURST_AT BURST_KB BULK_MB SYSCTLS"
+# (the short ones first: a timeout stops the long ones with what they did)
+KC_SELFTESTS_DEFAULT="mptcp_sockopt.sh diag.sh mptcp_connect.sh mptcp_join.sh"
+KC_REPRO_KNOBS="RATE DURATION T_CUT CUT_GAP BURST_AT BURST_KB BULK_MB SYSCTLS"
 
 kc_deps() {
 	local p status missing=
@@ -198,10 +201,15 @@ kc_boot() {
 	cp "$TOP/bench/kernel-repro/mptcp-dead-subflow-stall.sh" "$TOP/bench/kernel-repro/pingpong.py" \
 		"$TOP/tools/lib/kernel-compare-guest.sh" "$run/bin/"
 	cp -r "$KC_DIR/runs/$name/kselftest" "$KC_DIR/runs/$name/ktests" "$run/"
+	# the series' new selftests run on the unpatched kernel too (with its
+	# own programs): they must fail there
+	for t in $(kc_new_selftests); do
+		cp -n "$KC_DIR/runs/patched/kselftest/net/mptcp/$t" "$run/kselftest/net/mptcp/"
+	done
 	{
 		echo "KC_RUNS=${KERNEL_COMPARE_RUNS:-10}"
 		if [ "${KERNEL_COMPARE_SELFTESTS:-0}" = 1 ]; then
-			echo "KC_SELFTESTS='${KERNEL_COMPARE_SELFTESTS_LIST:-$KC_SELFTESTS_DEFAULT}'"
+			echo "KC_SELFTESTS='$(kc_selftests_list)'"
 		else
 			echo "KC_SELFTESTS="
 		fi
@@ -217,7 +225,12 @@ kc_boot() {
 	# wants the share's tag as "root=")
 	note "kernel $name: booting ${kvm:-with KVM} ($(sed -n 's/^KC_//p' "$run/settings" | paste -sd' '))"
 	start=$(date +%s)
-	timeout "${KERNEL_BOOT_TIMEOUT:-10800}" nice -n "${KERNELS_NICE:-0}" "${VNG[@]}" \
+	# (the guest's bound, unless KERNEL_BOOT_TIMEOUT: what each run and
+	# each selftest may take, and 10 minutes)
+	local bound=$((600 + ${KERNEL_COMPARE_RUNS:-10} * (${KERNEL_REPRO_DURATION:-80} + 180)))
+	[ "${KERNEL_COMPARE_SELFTESTS:-0}" != 1 ] ||
+		bound=$((bound + ($(kc_selftests_list | wc -w) + 1) * ${KERNEL_SELFTEST_TIMEOUT:-2400}))
+	timeout "${KERNEL_BOOT_TIMEOUT:-$bound}" nice -n "${KERNELS_NICE:-0}" "${VNG[@]}" \
 		-r "$src/o/arch/x86/boot/bzImage" $kvm --memory "${KERNELS_MEMORY:-2G}" --cpus 2 --user root \
 		--append root=/dev/root \
 		--rwdir "$run" --exec "bash $run/bin/kernel-compare-guest.sh $run >$run/guest.log 2>&1" \
@@ -245,6 +258,23 @@ kc_boot() {
 		cp "$run/kernel" "$out/selftests/" 2>/dev/null
 	fi
 	true
+}
+
+# The selftests the series adds: scripts in the patched tree's install, not
+# in the unpatched one's.
+kc_new_selftests() {
+	local t
+	[ -d "$KC_DIR/runs/patched/kselftest/net/mptcp" ] || return 0
+	for t in $(cd "$KC_DIR/runs/patched/kselftest/net/mptcp" && ls -- *.sh); do
+		[ -e "$KC_DIR/runs/unpatched/kselftest/net/mptcp/$t" ] || echo "$t"
+	done
+}
+kc_selftests_list() {
+	if [ -n "${KERNEL_COMPARE_SELFTESTS_LIST:-}" ]; then
+		echo "$KERNEL_COMPARE_SELFTESTS_LIST"
+	else
+		echo $(kc_new_selftests) $KC_SELFTESTS_DEFAULT
+	fi
 }
 
 # kc_repro_counts NAME: "over total" of NAME's reproducer runs (a run whose
