@@ -33,6 +33,7 @@
 # patched"), KERNEL_COMPARE_BUILD_ONLY=1, KERNEL_COMPARE_PUBLISH=1 (copy the
 # results to bench/results/kernel-compare/), KERNEL_COMPARE_TARBALL_DIR=DIR (a
 # directory that may already hold the tarball: used if its sha256 matches),
+# KERNEL_COMPARE_REPORT_ONLY=1 (print, and publish if asked, the last results),
 # KERNEL_COMPARE_JOBS (make -j, default: the cores), KERNEL_COMPARE_BOOT_JOBS=2
 # (boot both guests at once: for the selftests only), KERNEL_REPRO_<KNOB>
 # (RATE, DURATION, T_CUT, CUT_GAP, BURST_AT, BURST_KB, BULK_MB, SYSCTLS:
@@ -344,8 +345,16 @@ kc_subtest_diff() {
 kc_failed() { sed -n 's/^not ok [0-9]* - \(.*\)$/\1/p' "$1" | grep -v '# SKIP' | sort -u; }
 
 cmd_kernel_compare() {
-	local names=${KERNEL_COMPARE_KERNELS:-unpatched patched} name all_start out
+	local names=${KERNEL_COMPARE_KERNELS:-unpatched patched} name all_start
 	all_start=$(date +%s)
+	# (KERNEL_COMPARE_REPORT_ONLY=1: the last results again, and published
+	# if asked; nothing built or booted)
+	if [ "${KERNEL_COMPARE_REPORT_ONLY:-0}" = 1 ]; then
+		mkdir -p "$KC_DIR"
+		KERNEL_COMPARE_RUNS=0 kc_report "$names" | tee "$KC_DIR/compare.txt"
+		kc_publish "$names"
+		return 0
+	fi
 	is_root || die "kernel-compare needs root (qemu; the guest's root sets up namespaces)"
 	mkdir -p "$KC_DIR"
 	kc_deps
@@ -366,17 +375,21 @@ cmd_kernel_compare() {
 		for name in $names; do kc_boot "$name"; done
 	fi
 	kc_report "$names" | tee "$KC_DIR/compare.txt"
-	note "$KC_DIR/compare.txt; guests' logs in $KC_DIR/*/run ($(($(date +%s) - all_start)) s in all)"
-	if [ "${KERNEL_COMPARE_PUBLISH:-0}" = 1 ]; then
-		out=$TOP/bench/results/kernel-compare
-		mkdir -p "$out"
-		cp "$KC_DIR/compare.txt" "$out/compare.txt"
-		for name in $names; do
-			cp "$KC_DIR/runs/$name/repro/repro.txt" "$out/repro-$name.txt" 2>/dev/null
-			cp "$KC_DIR/runs/$name/selftests/results" "$out/selftests-$name.txt" 2>/dev/null
-		done
-		chown -R --reference="$TOP" "$out"
-		note "published to $out"
-	fi
-	true
+	note "$KC_DIR/compare.txt; the guests' logs in $KC_DIR/runs/*/ ($(($(date +%s) - all_start)) s in all)"
+	kc_publish "$names"
+}
+
+# KERNEL_COMPARE_PUBLISH=1: the report and the per-run lines (text, a few
+# KB) in bench/results/kernel-compare/
+kc_publish() {
+	local names=$1 name out=$TOP/bench/results/kernel-compare
+	[ "${KERNEL_COMPARE_PUBLISH:-0}" = 1 ] || return 0
+	mkdir -p "$out"
+	cp "$KC_DIR/compare.txt" "$out/compare.txt"
+	for name in $names; do
+		[ ! -f "$KC_DIR/runs/$name/repro/repro.txt" ] || cp "$KC_DIR/runs/$name/repro/repro.txt" "$out/repro-$name.txt"
+		[ ! -f "$KC_DIR/runs/$name/selftests/results" ] || cp "$KC_DIR/runs/$name/selftests/results" "$out/selftests-$name.txt"
+	done
+	chown -R --reference="$TOP" "$out"
+	note "published to $out"
 }
