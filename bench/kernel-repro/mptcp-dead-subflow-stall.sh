@@ -4,7 +4,9 @@
 # A kernel-level reproducer, without PostgreSQL, in the style of
 # tools/testing/selftests/net/mptcp/*.sh.  Runs as root; every link,
 # address and setting lives in 3 network namespaces it creates and deletes
-# (kr-s, kr-r, kr-c; addresses in 198.18.0.0/15 only).
+# (kr-s, kr-r, kr-c, each name followed by NS_SUFFIX, by default "-" and
+# the script's pid, so that runs side by side do not meet; addresses in
+# 198.18.0.0/15 only).
 #
 #   kr-s (server, sender)      kr-r (router)                 kr-c (client, receiver)
 #   s<i> 198.18.<i>.1/24 --- rs<i> [br<i>] rc<i> --- c<i> 198.18.<i>.2/24   i = 1..4
@@ -19,13 +21,31 @@
 #   2. for DURATION (80) s, a 4 KB record every 5 ms; the client acks the
 #      highest complete record (8 bytes), the server records each record's
 #      latency from send to ack;
-#   3. at T_CUT (15) s, path 1 (the initial subflow's) is blackholed for good,
-#      both ways (router qdiscs "pfifo limit 0");
-#   4. BURST_AT (20) s after the cut, a burst of BURST_KB (400) KB in one go
-#      (autovacuum writing WAL), with the 5 ms records going on.
+#   3. at T_CUT (15) s, path 1 (the initial subflow's) is blackholed for good
+#      (router qdiscs "pfifo limit 0"): towards the server first, CUT_GAP
+#      (2) s later towards the client too;
+#   4. BURST_AT (20) s after the cut, a burst of BURST_KB (2000) KB in one go
+#      (autovacuum writing WAL), with the 5 ms records going on.  BURST_AT
+#      may list several times ("6 12 18 24"): a burst at each.
+#
+# Why the gap: while only the acks die, what the server sends on path 1
+# still reaches the client, which acknowledges it at the MPTCP level on the
+# other subflows.  The server's subflow 1 keeps that data unacked at the TCP
+# level and backs its RTO off, but the MPTCP level has nothing to
+# retransmit, so it never counts the subflow as stale (stale_count stays 0).
+# The burst then puts data on that subflow (its pacing rate is the highest),
+# and the MPTCP retransmit timer takes the subflow's backed-off RTO: the
+# records wait 5 s or more, in every run we made on 6.18.  The burst is
+# 2000 KB (400 KB in the first version): in a qemu guest without KVM the
+# dead subflow's pacing rate, from the RTTs measured there, is lower, and
+# 400 KB fitted on the live subflows.  CUT_GAP=0 cuts
+# both ways at once, as the first version did: whether the burst stalls
+# then depends on the moment (1 run in 3 over 1 s here, the others 0.5 to
+# 0.7 s, recovered through the stale-subflow check).
 #
 # Usage: mptcp-dead-subflow-stall.sh   (settings from the environment)
-#   RATE=25 DURATION=80 T_CUT=15 BURST_AT=20 BURST_KB=400 BULK_MB=60 PORT=10100
+#   RATE=25 DURATION=80 T_CUT=15 CUT_GAP=2 BURST_AT=20 BURST_KB=2000 BULK_MB=60
+#   PORT=10100 NS_SUFFIX=-$$
 #   SYSCTLS="net.ipv4.tcp_rto_max_ms=1000 net.ipv4.tcp_retries2=5"
 #       applied in kr-s and kr-c before the server starts (its listener, and
 #       so the accepted subflows, take them)
@@ -46,13 +66,15 @@ RATE=${RATE:-25}
 DURATION=${DURATION:-80}
 T_CUT=${T_CUT:-15}
 BURST_AT=${BURST_AT:-20}
-BURST_KB=${BURST_KB:-400}
+BURST_KB=${BURST_KB:-2000}
 BULK_MB=${BULK_MB:-60}
 PORT=${PORT:-10100}
+CUT_GAP=${CUT_GAP:-2}
 SYSCTLS=${SYSCTLS:-}
 PYTHON=${PYTHON:-python3}
 NPATHS=4
-S=kr-s R=kr-r C=kr-c
+NS_SUFFIX=${NS_SUFFIX--$$}
+S=kr-s$NS_SUFFIX R=kr-r$NS_SUFFIX C=kr-c$NS_SUFFIX
 HERE=$(cd "$(dirname "$0")" && pwd)
 COUNTERS="MPTcpExtMPTCPRetrans MPTcpExtSubflowStale MPTcpExtSubflowRecover MPTcpExtDuplicateData"
 
@@ -62,10 +84,15 @@ now() { date +%s.%N; }
 
 [ "$(id -u)" = 0 ] || die "run as root"
 for c in ip tc ss nstat timeout "$PYTHON"; do command -v "$c" >/dev/null || die "$c not found"; done
-for v in RATE DURATION T_CUT BURST_AT BURST_KB BULK_MB PORT; do
+for v in RATE DURATION T_CUT BURST_KB BULK_MB PORT CUT_GAP; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number"
 done
-[ $((T_CUT + BURST_AT)) -lt "$DURATION" ] || die "T_CUT + BURST_AT must be < DURATION"
+[[ $BURST_AT =~ ^[0-9]+( +[0-9]+)*$ ]] || die "BURST_AT must be whole numbers (seconds after the cut)"
+for b in $BURST_AT; do
+	[ $((T_CUT + b)) -lt "$DURATION" ] || die "T_CUT + BURST_AT must be < DURATION"
+done
+FIRST_BURST=$(printf '%s\n' $BURST_AT | sort -n | head -1)
+[[ $NS_SUFFIX =~ ^[A-Za-z0-9_.-]*$ ]] || die "NS_SUFFIX: letters, digits, - _ . only"
 
 LOGDIR=${LOGDIR:-$(mktemp -d /tmp/kr-mptcp.XXXXXX)}
 mkdir -p "$LOGDIR" || die "cannot create $LOGDIR"
@@ -131,11 +158,11 @@ done
 
 # ---- run -------------------------------------------------------------
 say "kernel $(uname -r); $NPATHS paths of $RATE Mbit/s; bulk $BULK_MB MB; records 4 KB / 5 ms for $DURATION s;" \
-	"cut path 1 at $T_CUT s; burst $BURST_KB KB $BURST_AT s after the cut; SYSCTLS='$SYSCTLS'; logs in $LOGDIR"
+	"cut path 1 at $T_CUT s (towards the client $CUT_GAP s later); burst $BURST_KB KB at +${BURST_AT// /,+} s after the cut; SYSCTLS='$SYSCTLS'; logs in $LOGDIR"
 
 ip netns exec $S timeout $((DURATION + 35)) "$PYTHON" "$HERE/pingpong.py" server --port "$PORT" --state "$ST" \
 	--accept-timeout 20 --bulk-timeout 20 \
-	--bulk-mb "$BULK_MB" --duration "$DURATION" --t-cut "$T_CUT" --burst-at "$BURST_AT" --burst-kb "$BURST_KB" \
+	--bulk-mb "$BULK_MB" --duration "$DURATION" --t-cut "$T_CUT" --burst-at "${BURST_AT// /,}" --burst-kb "$BURST_KB" \
 	>"$LOGDIR/server.out" 2>"$LOGDIR/server.err" &
 server_pid=$!
 pids+=("$server_pid")
@@ -174,7 +201,7 @@ loop_start=$(cat "$ST/loop_start")
 # Sampler: every second, ss -tinM and the counters of both hosts, with the
 # server's status ("seconds since the cut, oldest unacked record's age, burst
 # sent"); index: samples.idx "n rel_cut oldest_wait burst MPTCPRetrans
-# SubflowStale TCPTimeouts" (the last three: kr-s counters).
+# SubflowStale TCPTimeouts" (the last three: the server's counters).
 sampler() {
 	local n=0 status
 	while :; do
@@ -204,9 +231,18 @@ pids+=("$sampler_pid")
 # the cut, at T_CUT s into the record loop
 delay=$(awk -v s="$loop_start" -v c="$T_CUT" -v n="$(now)" 'BEGIN { d = s + c - n; printf "%.3f", (d > 0 ? d : 0) }')
 sleep "$delay"
-for d in rc1 rs1; do tc -n $R qdisc replace dev "$d" root pfifo limit 0; done
-now >"$ST/cut"
-say "path 1 blackholed at $(awk -v s="$loop_start" -v n="$(cat "$ST/cut")" 'BEGIN { printf "%.2f", n - s }') s"
+if [ "$CUT_GAP" = 0 ]; then
+	for d in rc1 rs1; do tc -n $R qdisc replace dev "$d" root pfifo limit 0; done
+	now >"$ST/cut"
+	say "path 1 blackholed at $(awk -v s="$loop_start" -v n="$(cat "$ST/cut")" 'BEGIN { printf "%.2f", n - s }') s"
+else
+	tc -n $R qdisc replace dev rs1 root pfifo limit 0
+	now >"$ST/cut"
+	say "path 1 blackholed towards the server at $(awk -v s="$loop_start" -v n="$(cat "$ST/cut")" 'BEGIN { printf "%.2f", n - s }') s"
+	sleep "$CUT_GAP"
+	tc -n $R qdisc replace dev rc1 root pfifo limit 0
+	say "path 1 blackholed both ways at $(awk -v s="$loop_start" -v n="$(now)" 'BEGIN { printf "%.2f", n - s }') s"
+fi
 
 wait "$server_pid"
 rc=$?
@@ -225,7 +261,7 @@ echo "$S counter changes after the cut (value@t): $(awk '$2 != "nan" {
 			last[f] = $f }
 	} END { printf "MPTCPRetrans%s; SubflowStale%s; TCPTimeouts%s", ch[5], ch[6], ch[7] }' "$LOGDIR/samples.idx")"
 # the sample at the end of the longest wait after the burst (else 2 s after it)
-pick=$(awk -v b="$BURST_AT" '$2 != "nan" && $2 >= b {
+pick=$(awk -v b="$FIRST_BURST" '$2 != "nan" && $2 >= b {
 		if ($3 >= best) { best = $3; n = $1 }
 		if (!first && $2 >= b + 2) first = $1 }
 	END { print (best >= 1 ? n : first) }' "$LOGDIR/samples.idx")
@@ -235,14 +271,14 @@ if [ -n "$pick" ]; then
 	echo "ss at +${rel} s after the cut (oldest unacked record waiting ${wait} s):"
 	# ss -tinM lists "Netid State Recv-Q Send-Q Local Peer", the details on
 	# the next (tab-indented) line
-	awk -v p=":$PORT" '
+	awk -v p=":$PORT" -v s="$S" '
 		/^--- / { side = $2; next }
 		/^Netid/ { next }
 		/^[a-z]/ { hdr = $0; net = $1; st = $2; loc = $5; next }
 		/^\t/ && hdr != "" && st != "LISTEN" {
-			if (side == "kr-s" && net == "tcp" && loc == "198.18.1.1" p) {
+			if (side == s && net == "tcp" && loc == "198.18.1.1" p) {
 				print "kr-s subflow 198.18.1.1: " hdr; print "    " $0 }
-			else if (side == "kr-s" && net == "tcp" && loc ~ p "$") {
+			else if (side == s && net == "tcp" && loc ~ p "$") {
 				d = $0; r = ""
 				nf = split(d, f, " "); for (i = 1; i <= nf; i++)
 					if (f[i] ~ /^(rto|backoff|unacked|lost|retrans|cwnd|lastsnd):/) r = r " " f[i]

@@ -23,9 +23,10 @@ subflows); send BULK_MB of bulk frames as fast as possible; wait for
 BULK_ACK; then for DURATION s enqueue a record every PERIOD and send with
 non-blocking I/O (an application-level output buffer: the clock never
 blocks).  The script blackholes path 1 and writes the time (CLOCK_REALTIME)
-to STATE/cut; BURST_AT s after it the server appends BURST_KB of filler to
-its output buffer in one go.  Every 0.5 s it writes STATE/status ("seconds
-since the cut, age of the oldest unacked record, burst sent").  At the end it
+to STATE/cut; at each of the BURST_AT times after it (seconds, one or more:
+"20" or "6,12,18") the server appends BURST_KB of filler to its output
+buffer in one go.  Every 0.5 s it writes STATE/status ("seconds
+since the cut, age of the oldest unacked record, bursts sent").  At the end it
 prints one result line; records never acked are reported as HUNG with their
 wait so far, never dropped.  Per-record latencies go to STATE/records.csv.
 """
@@ -135,7 +136,8 @@ def server(a):
     ackbuf = b""
     next_tick = t0
     cut = None           # monotonic time of the cut
-    burst_t = None
+    bursts = sorted(a.burst_at)
+    burst_ts = []        # monotonic times of the bursts sent
     next_status = t0
     cut_file = os.path.join(st, "cut")
     status_file = os.path.join(st, "status")
@@ -154,8 +156,8 @@ def server(a):
             w = read_float(cut_file)
             if w is not None:
                 cut = w - wall_off
-        if burst_t is None and cut is not None and now >= cut + a.burst_at:
-            burst_t = now
+        if len(burst_ts) < len(bursts) and cut is not None and now >= cut + bursts[len(burst_ts)]:
+            burst_ts.append(now)
             out += frame(seq, now, K_BURST) * max(1, a.burst_kb * 1024 // FRAME)
             log(f"server: burst of {a.burst_kb} KB at +{now - cut:.2f} s after the cut")
         if out:
@@ -168,7 +170,7 @@ def server(a):
         if now >= next_status:
             ref = cut if cut is not None else t0 + a.t_cut
             oldest = now - send_t[acked + 1] if acked < seq else 0.0
-            write_atomic(status_file, f"{now - ref:.2f} {oldest:.2f} {int(burst_t is not None)}\n")
+            write_atomic(status_file, f"{now - ref:.2f} {oldest:.2f} {len(burst_ts)}\n")
             next_status += 0.5
         timeout = max(0.0, min(next_tick, t_end) - time.monotonic())
         r, _, _ = select.select([conn], [conn] if out else [], [], timeout)
@@ -212,7 +214,7 @@ def server(a):
     worst = max(after, key=lambda r: r[2]) if after else None
     over1 = sum(1 for r in after if r[2] > 1.0)
     pre = max((r[2] for r in before if not r[3]), default=0.0)
-    burst_rel = f"{burst_t - cut:.1f}" if burst_t is not None else "none"
+    burst_rel = ",".join(f"+{t - cut:.1f}" for t in burst_ts) or "none"
     if worst:
         wtxt = (f"{'>=' if worst[3] else ''}{worst[2]:.3f} s, record sent at "
                 f"+{worst[1]:.2f} s after the cut (acked at +{worst[1] + worst[2]:.2f} s)")
@@ -221,7 +223,7 @@ def server(a):
     htxt = (f"HUNG: {len(hung)} records unacked, the oldest waiting {hung[0][2]:.1f} s "
             f"(sent at +{hung[0][1]:.2f} s)") if hung else "not hung"
     print(f"RESULT longest latency after cut {wtxt}; records over 1 s: {over1}; {htxt}; "
-          f"records {seq}, burst {a.burst_kb} KB at +{burst_rel} s, max before cut {pre * 1000:.1f} ms, "
+          f"records {seq}, burst {a.burst_kb} KB at {burst_rel} s, max before cut {pre * 1000:.1f} ms, "
           f"bulk {bulk_s:.1f} s, max app backlog {max_out // 1024} KB", flush=True)
     # no graceful close: the script deletes the namespaces
     os._exit(0)
@@ -270,6 +272,10 @@ def client(a):
     log(f"client: end of stream after record {maxseq}")
 
 
+def seconds_list(text):
+    return [float(x) for x in text.replace(",", " ").split()]
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="role", required=True)
@@ -280,7 +286,8 @@ def main():
     sv.add_argument("--duration", type=float, default=80)
     sv.add_argument("--period", type=float, default=0.005)
     sv.add_argument("--t-cut", type=float, default=15)
-    sv.add_argument("--burst-at", type=float, default=20)
+    sv.add_argument("--burst-at", type=seconds_list, default=[20.0],
+                    help="seconds after the cut, one or more (comma-separated)")
     sv.add_argument("--burst-kb", type=int, default=400)
     sv.add_argument("--accept-timeout", type=float, default=20)
     sv.add_argument("--bulk-timeout", type=float, default=40)

@@ -96,7 +96,13 @@ kernels_deps() {
 			>"$KERNELS_DIR/apt-install.log" 2>&1 ||
 			{ tail -30 "$KERNELS_DIR/apt-install.log" >&2; die "apt-get install failed"; }
 	fi
+	kernels_venv
+}
+
+# virtme-ng in $KERNELS_DIR/venv, pinned (also for kernel-compare)
+kernels_venv() {
 	local venv=$KERNELS_DIR/venv
+	mkdir -p "$KERNELS_DIR"
 	if ! cmp -s "$KERNELS_REQUIREMENTS" "$venv/requirements.txt"; then
 		note "virtme-ng into $venv (pinned, hashes checked)"
 		rm -rf "$venv"
@@ -155,15 +161,17 @@ VNG=(env "PATH=$KERNELS_DIR/venv/bin:$PLAIN_PATH" "$KERNELS_DIR/venv/bin/vng")
 
 # KVM only where qemu can really use it (here -cpu host aborts or the guest
 # hangs: CONVENTIONS.md); the probe's answer is kept for this qemu.
+# (kernels_kvm_option VMLINUZ [VNG-OPTION...]: the options the boot needs)
 kernels_kvm_option() {
 	local want=${KERNELS_KVM:-auto} vmlinuz=$1 stamp
+	shift
 	[ "$want" = 0 ] && { echo --disable-kvm; return; }
 	[ "$want" = 1 ] && return
 	[ -w /dev/kvm ] || { echo --disable-kvm; return; }
 	stamp=$KERNELS_DIR/kvm-probe.$(qemu-system-x86_64 --version | head -1 | tr -c 'a-zA-Z0-9.\n' _)
 	if [ ! -f "$stamp" ]; then
 		note "probing KVM (a boot with it, at most 90 s)"
-		if timeout 90 "${VNG[@]}" -r "$vmlinuz" --user root --exec true >/dev/null 2>&1; then
+		if timeout 90 "${VNG[@]}" -r "$vmlinuz" "$@" --user root --exec true >/dev/null 2>&1; then
 			echo kvm >"$stamp"
 		else
 			echo emulation >"$stamp"
