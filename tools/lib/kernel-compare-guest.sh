@@ -63,6 +63,7 @@ if [ -n "$KC_SELFTESTS" ]; then
 	# (exit 0 pass, 1 fail, 4 skip)
 	for p in ktests/*; do
 		[ -x "$p" ] || continue
+		case $p in *.sh) continue ;; esac
 		for v in 4 6; do
 			t=kernel-tests/$(basename "$p")-v$v start=$(date +%s)
 			mkdir -p selftests/kernel-tests
@@ -72,6 +73,18 @@ if [ -n "$KC_SELFTESTS" ]; then
 			if [ $rc = 0 ]; then echo "ok 1 - $t"; elif [ $rc = 4 ]; then echo "ok 1 - $t # SKIP"; else echo "not ok 1 - $t"; fi >"selftests/$t.tap"
 			kc_result "$t" "$rc" "$start"
 		done
+	done
+	# user-timeout-subflow.sh: TCP_USER_TIMEOUT on the accepted socket (as
+	# PostgreSQL sets it) reaches the initial subflow and the one that joined
+	# after (exit 0 the subflow closed in time, 1 not, 2 setup failed)
+	for cut in 1 2; do
+		[ -x ktests/user-timeout-subflow.sh ] || break
+		t=kernel-tests/user-timeout-subflow-cut$cut start=$(date +%s)
+		mkdir -p selftests/kernel-tests
+		CUT=$cut timeout 120 ./ktests/user-timeout-subflow.sh >"selftests/$t.log" 2>&1 </dev/null
+		rc=$?
+		if [ $rc = 0 ]; then echo "ok 1 - $t"; else echo "not ok 1 - $t"; fi >"selftests/$t.tap"
+		kc_result "$t" "$rc" "$start"
 	done
 fi
 

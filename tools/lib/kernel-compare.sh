@@ -143,6 +143,8 @@ kc_build() {
 		gcc -Wall -Wextra -O2 -isystem "$src/o/usr/include" -o "$out/ktests/$(basename "$p" .c)" "$p" >>"$log" 2>&1 ||
 			die "kernel $name: kernel/tests/$(basename "$p") did not build (see $log)"
 	done
+	# (and the scripts, which set up namespaces of their own)
+	cp "$TOP"/kernel/tests/*.sh "$out/ktests/" 2>/dev/null || true
 	# (each build's time and files compiled, a line each: a run that
 	# compiled nothing does not hide what the real build took)
 	echo "$(date -u +%FT%TZ) $secs s, $files files compiled" >>"$out/builds"
