@@ -79,24 +79,22 @@ for kv in $SYSCTLS; do ip netns exec "$S" sysctl -qw "$kv" || die "sysctl $kv"; 
 # data as fast as it goes
 ip netns exec "$S" timeout $((WAIT + 30)) python3 -c '
 import socket, sys
-ut = int(sys.argv[1])
+ut, port, set_on = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+def set_user_timeout(sock):
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, 18, ut)
+        print("ok", flush=True)
+    except OSError as e:
+        print("refused (%s)" % e.strerror, flush=True)
 l = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)
 l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-if sys.argv[3] == "listener":
-    try:
-        l.setsockopt(socket.IPPROTO_TCP, 18, ut)
-        print("ok", flush=True)
-    except OSError as e:
-        print("refused (%s)" % e.strerror, flush=True)
-l.bind(("198.18.101.1", int(sys.argv[2])))
+if set_on == "listener":
+    set_user_timeout(l)
+l.bind(("198.18.101.1", port))
 l.listen(1)
 c, _ = l.accept()
-if sys.argv[3] == "accepted":
-    try:
-        c.setsockopt(socket.IPPROTO_TCP, 18, ut)
-        print("ok", flush=True)
-    except OSError as e:
-        print("refused (%s)" % e.strerror, flush=True)
+if set_on == "accepted":
+    set_user_timeout(c)
 buf = b"x" * 65536
 while True:
     try:
