@@ -47,7 +47,8 @@ KC_ORIG=linux_$KC_VERSION.orig.tar.xz
 KC_ORIG_SHA256=08f058f9de8d487e32a5c9e2855ee7e35bee1a047e77d37ba797d734c0cc07b3
 KC_ORIG_POOL=pool/main/l/linux/$KC_ORIG
 KC_CONFIG=$TOP/tools/kernel-compare.config
-KC_APT_PACKAGES="build-essential bc bison flex libelf-dev libssl-dev xz-utils rsync ccache iptables iproute2 python3"
+# (iptables, ping: the selftests' tools; the guest runs this machine's)
+KC_APT_PACKAGES="build-essential bc bison flex libelf-dev libssl-dev xz-utils rsync ccache iptables iputils-ping iproute2 python3"
 # (the short ones first: a timeout stops the long ones with what they did)
 KC_SELFTESTS_DEFAULT="mptcp_sockopt.sh diag.sh mptcp_connect.sh mptcp_join.sh"
 KC_REPRO_KNOBS="RATE DURATION T_CUT CUT_GAP BURST_AT BURST_KB BULK_MB SYSCTLS"
@@ -111,7 +112,7 @@ kc_config() {
 	while IFS== read -r k v; do
 		want="$k=$v"
 		[ "$v" != n ] || want="# $k is not set"
-		have=$(grep -E "^$k=|^# $k is not set" "$src/o/.config" | head -1)
+		have=$(grep -E "^$k=|^# $k is not set" "$src/o/.config" | head -1 || :)
 		[ "$have" = "$want" ] || note "config: $want asked, olddefconfig made it: ${have:-absent}"
 	done < <(grep -E '^CONFIG_[A-Z0-9_]+=' "$KC_CONFIG")
 	echo "$sum" >"$src/o/.kc-config"
@@ -252,10 +253,17 @@ kc_boot() {
 		cp -r "$run/repro/." "$out/repro/" 2>/dev/null
 		cp "$run/repro.txt" "$run/kernel" "$out/repro/" 2>/dev/null
 	fi
-	if [ "${KERNEL_COMPARE_SELFTESTS:-0}" = 1 ]; then
-		rm -rf "$out/selftests"
+	# (the selftests run now replace their own earlier results only)
+	if [ "${KERNEL_COMPARE_SELFTESTS:-0}" = 1 ] && [ -f "$run/selftests/results" ]; then
 		mkdir -p "$out/selftests"
-		cp -r "$run/selftests/." "$out/selftests/" 2>/dev/null
+		touch "$out/selftests/results"
+		local t line
+		while read -r t line; do
+			{ grep -v "^$t " "$out/selftests/results" || :; } >"$out/selftests/results.new"
+			echo "$t $line" >>"$out/selftests/results.new"
+			mv "$out/selftests/results.new" "$out/selftests/results"
+		done <"$run/selftests/results"
+		(cd "$run/selftests" && tar cf - --exclude=./results .) | (cd "$out/selftests" && tar xf -)
 		cp "$run/kernel" "$out/selftests/" 2>/dev/null
 	fi
 	true
