@@ -350,7 +350,11 @@ kc_subtest_diff() {
 	[ -z "$only_u" ] || echo "  $t: fails only unpatched: $only_u"
 	[ -z "$both" ] || echo "  $t: fails on both: $both"
 }
-kc_failed() { sed -n 's/^not ok [0-9]* - \(.*\)$/\1/p' "$1" | grep -v '# SKIP' | sort -u; }
+# (the names without their "# time=...ms", which differ from run to run)
+kc_failed() {
+	sed -n 's/^not ok [0-9]* - \(.*\)$/\1/p' "$1" | grep -v '# SKIP' |
+		sed 's/ *# *\(timeout \)\{0,1\}time=[0-9]*ms$//' | sort -u
+}
 
 cmd_kernel_compare() {
 	local names=${KERNEL_COMPARE_KERNELS:-unpatched patched} name all_start
