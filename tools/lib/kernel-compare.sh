@@ -148,7 +148,7 @@ kc_build() {
 	# compiled nothing does not hide what the real build took)
 	echo "$(date -u +%FT%TZ) $secs s, $files files compiled" >>"$out/builds"
 	{
-		echo "kernel $name: $(cat "$src/o/include/config/kernel.release"), patches: $(cat "$src/.kc-patches" 2>/dev/null || echo none)"
+		echo "kernel $name: $(cat "$src/o/include/config/kernel.release"), kernel/ patches: $(sed 's/-[^ ]*//g' "$src/.kc-patches" 2>/dev/null || echo none)"
 		echo "  bzImage builds: $(awk '$4 > 0' "$out/builds" | tail -3 | paste -sd';' | sed 's/;/; /g')"
 	} >"$out/build.txt"
 	note "kernel $name: bzImage in $secs s ($files files compiled)"
@@ -306,10 +306,10 @@ kc_report() {
 	done
 	if ls "$r"/*/selftests/results >/dev/null 2>&1; then
 		echo
-		printf '%-20s %-28s %-28s\n' selftest unpatched patched
+		printf '%-36s %-36s %s\n' selftest unpatched patched
 		for t in $(cat "$r"/*/selftests/results 2>/dev/null | awk '{ print $1 }' | awk '!s[$0]++'); do
 			u=$(kc_selftest_cell unpatched "$t") p=$(kc_selftest_cell patched "$t")
-			printf '%-20s %-28s %-28s\n' "$t" "$u" "$p"
+			printf '%-36s %-36s %s\n' "$t" "$u" "$p"
 		done
 		for t in $(cat "$r"/*/selftests/results 2>/dev/null | awk '{ print $1 }' | awk '!s[$0]++'); do
 			kc_subtest_diff "$t"
@@ -333,8 +333,8 @@ kc_selftest_cell() {
 	local f=$KC_DIR/runs/$1/selftests/results
 	[ -f "$f" ] || { echo -; return; }
 	awk -v t="$2" '$1 == t {
-		r = ($2 == 0 ? "PASS" : $2 == 4 ? "SKIP" : $2 == 124 ? "TIMEOUT" : "FAIL(" $2 ")")
-		printf "%s %s ok %s not ok %s skip %ss", r, $4, $5, $6, $3; f = 1 }
+		r = ($2 == 0 ? "PASS" : $2 == 4 ? "SKIP" : $2 == 124 ? "TIMEOUT" : "FAIL")
+		printf "%-7s %3d ok %2d fail %2d skip %5d s", r, $4, $5, $6, $3; f = 1 }
 		END { if (!f) print "-" }' "$f"
 }
 
