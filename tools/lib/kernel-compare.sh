@@ -263,7 +263,10 @@ kc_boot() {
 			echo "$t $line" >>"$out/selftests/results.new"
 			mv "$out/selftests/results.new" "$out/selftests/results"
 		done <"$run/selftests/results"
-		(cd "$run/selftests" && tar cf - --exclude=./results .) | (cd "$out/selftests" && tar xf -)
+		while read -r t line; do
+			mkdir -p "$(dirname "$out/selftests/$t")"
+			cp "$run/selftests/$t".* "$(dirname "$out/selftests/$t")/"
+		done <"$run/selftests/results"
 		cp "$run/kernel" "$out/selftests/" 2>/dev/null
 	fi
 	true
