@@ -47,7 +47,8 @@ KC_ORIG=linux_$KC_VERSION.orig.tar.xz
 KC_ORIG_SHA256=08f058f9de8d487e32a5c9e2855ee7e35bee1a047e77d37ba797d734c0cc07b3
 KC_ORIG_POOL=pool/main/l/linux/$KC_ORIG
 KC_CONFIG=$TOP/tools/kernel-compare.config
-KC_APT_PACKAGES="build-essential bc bison flex libelf-dev libssl-dev xz-utils rsync ccache iptables iproute2 python3"
+# (iptables, ping: the selftests' tools; the guest runs this machine's)
+KC_APT_PACKAGES="build-essential bc bison flex libelf-dev libssl-dev xz-utils rsync ccache iptables iputils-ping iproute2 python3"
 # (the short ones first: a timeout stops the long ones with what they did)
 KC_SELFTESTS_DEFAULT="mptcp_sockopt.sh diag.sh mptcp_connect.sh mptcp_join.sh"
 KC_REPRO_KNOBS="RATE DURATION T_CUT CUT_GAP BURST_AT BURST_KB BULK_MB SYSCTLS"
@@ -111,7 +112,7 @@ kc_config() {
 	while IFS== read -r k v; do
 		want="$k=$v"
 		[ "$v" != n ] || want="# $k is not set"
-		have=$(grep -E "^$k=|^# $k is not set" "$src/o/.config" | head -1)
+		have=$(grep -E "^$k=|^# $k is not set" "$src/o/.config" | head -1 || :)
 		[ "$have" = "$want" ] || note "config: $want asked, olddefconfig made it: ${have:-absent}"
 	done < <(grep -E '^CONFIG_[A-Z0-9_]+=' "$KC_CONFIG")
 	echo "$sum" >"$src/o/.kc-config"
@@ -149,7 +150,7 @@ kc_build() {
 	# compiled nothing does not hide what the real build took)
 	echo "$(date -u +%FT%TZ) $secs s, $files files compiled" >>"$out/builds"
 	{
-		echo "kernel $name: $(cat "$src/o/include/config/kernel.release"), patches: $(cat "$src/.kc-patches" 2>/dev/null || echo none)"
+		echo "kernel $name: $(cat "$src/o/include/config/kernel.release"), kernel/ patches: $(sed 's/-[^ ]*//g' "$src/.kc-patches" 2>/dev/null || echo none)"
 		echo "  bzImage builds: $(awk '$4 > 0' "$out/builds" | tail -3 | paste -sd';' | sed 's/;/; /g')"
 	} >"$out/build.txt"
 	note "kernel $name: bzImage in $secs s ($files files compiled)"
@@ -254,10 +255,20 @@ kc_boot() {
 		cp -r "$run/repro/." "$out/repro/" 2>/dev/null
 		cp "$run/repro.txt" "$run/kernel" "$out/repro/" 2>/dev/null
 	fi
-	if [ "${KERNEL_COMPARE_SELFTESTS:-0}" = 1 ]; then
-		rm -rf "$out/selftests"
+	# (the selftests run now replace their own earlier results only)
+	if [ "${KERNEL_COMPARE_SELFTESTS:-0}" = 1 ] && [ -f "$run/selftests/results" ]; then
 		mkdir -p "$out/selftests"
-		cp -r "$run/selftests/." "$out/selftests/" 2>/dev/null
+		touch "$out/selftests/results"
+		local t line
+		while read -r t line; do
+			{ grep -v "^$t " "$out/selftests/results" || :; } >"$out/selftests/results.new"
+			echo "$t $line" >>"$out/selftests/results.new"
+			mv "$out/selftests/results.new" "$out/selftests/results"
+		done <"$run/selftests/results"
+		while read -r t line; do
+			mkdir -p "$(dirname "$out/selftests/$t")"
+			cp "$run/selftests/$t".* "$(dirname "$out/selftests/$t")/"
+		done <"$run/selftests/results"
 		cp "$run/kernel" "$out/selftests/" 2>/dev/null
 	fi
 	true
@@ -300,10 +311,10 @@ kc_report() {
 	done
 	if ls "$r"/*/selftests/results >/dev/null 2>&1; then
 		echo
-		printf '%-20s %-28s %-28s\n' selftest unpatched patched
+		printf '%-36s %-36s %s\n' selftest unpatched patched
 		for t in $(cat "$r"/*/selftests/results 2>/dev/null | awk '{ print $1 }' | awk '!s[$0]++'); do
 			u=$(kc_selftest_cell unpatched "$t") p=$(kc_selftest_cell patched "$t")
-			printf '%-20s %-28s %-28s\n' "$t" "$u" "$p"
+			printf '%-36s %-36s %s\n' "$t" "$u" "$p"
 		done
 		for t in $(cat "$r"/*/selftests/results 2>/dev/null | awk '{ print $1 }' | awk '!s[$0]++'); do
 			kc_subtest_diff "$t"
@@ -327,8 +338,8 @@ kc_selftest_cell() {
 	local f=$KC_DIR/runs/$1/selftests/results
 	[ -f "$f" ] || { echo -; return; }
 	awk -v t="$2" '$1 == t {
-		r = ($2 == 0 ? "PASS" : $2 == 4 ? "SKIP" : $2 == 124 ? "TIMEOUT" : "FAIL(" $2 ")")
-		printf "%s %s ok %s not ok %s skip %ss", r, $4, $5, $6, $3; f = 1 }
+		r = ($2 == 0 ? "PASS" : $2 == 4 ? "SKIP" : $2 == 124 ? "TIMEOUT" : "FAIL")
+		printf "%-7s %3d ok %2d fail %2d skip %5d s", r, $4, $5, $6, $3; f = 1 }
 		END { if (!f) print "-" }' "$f"
 }
 
@@ -344,7 +355,11 @@ kc_subtest_diff() {
 	[ -z "$only_u" ] || echo "  $t: fails only unpatched: $only_u"
 	[ -z "$both" ] || echo "  $t: fails on both: $both"
 }
-kc_failed() { sed -n 's/^not ok [0-9]* - \(.*\)$/\1/p' "$1" | grep -v '# SKIP' | sort -u; }
+# (the names without their "# time=...ms", which differ from run to run)
+kc_failed() {
+	sed -n 's/^not ok [0-9]* - \(.*\)$/\1/p' "$1" | grep -v '# SKIP' |
+		sed 's/ *# *\(timeout \)\{0,1\}time=[0-9]*ms$//' | sort -u
+}
 
 cmd_kernel_compare() {
 	local names=${KERNEL_COMPARE_KERNELS:-unpatched patched} name all_start
