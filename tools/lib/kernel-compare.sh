@@ -54,17 +54,7 @@ KC_SELFTESTS_DEFAULT="mptcp_sockopt.sh diag.sh mptcp_connect.sh mptcp_join.sh"
 KC_REPRO_KNOBS="RATE DURATION T_CUT CUT_GAP BURST_AT BURST_KB BULK_MB SYSCTLS"
 
 kc_deps() {
-	local p status missing=
-	for p in $KC_APT_PACKAGES $KERNELS_APT_PACKAGES; do
-		status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null) || status=
-		[ "${status:0:2}" = ii ] || missing="$missing $p"
-	done
-	if [ -n "$missing" ]; then
-		note "installing:$missing"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing \
-			>"$KC_DIR/apt-install.log" 2>&1 ||
-			{ tail -30 "$KC_DIR/apt-install.log" >&2; die "apt-get install failed"; }
-	fi
+	kernels_apt_install "$KC_DIR/apt-install.log" $KC_APT_PACKAGES $KERNELS_APT_PACKAGES
 	kernels_venv
 }
 

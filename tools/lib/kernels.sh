@@ -84,19 +84,25 @@ DEB_MIRROR_URL=${DEB_MIRROR_URL:-http://deb.debian.org/debian}
 # virtme-ng venv.
 kernels_deps() {
 	cmd_deps
-	local p status missing=
-	for p in $KERNELS_APT_PACKAGES; do
+	kernels_apt_install "$KERNELS_DIR/apt-install.log" $KERNELS_APT_PACKAGES
+	kernels_venv
+}
+
+# kernels_apt_install LOG PACKAGE...: the packages not installed yet, from
+# this machine's apt (also for kernel-compare)
+kernels_apt_install() {
+	local log=$1 p status missing=
+	shift
+	for p in "$@"; do
 		status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null) || status=
 		[ "${status:0:2}" = ii ] || missing="$missing $p"
 	done
-	if [ -n "$missing" ]; then
-		is_root || die "not root: install$missing first"
-		note "installing:$missing"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing \
-			>"$KERNELS_DIR/apt-install.log" 2>&1 ||
-			{ tail -30 "$KERNELS_DIR/apt-install.log" >&2; die "apt-get install failed"; }
-	fi
-	kernels_venv
+	[ -n "$missing" ] || return 0
+	is_root || die "not root: install$missing first"
+	note "installing:$missing"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing \
+		>"$log" 2>&1 ||
+		{ tail -30 "$log" >&2; die "apt-get install failed"; }
 }
 
 # virtme-ng in $KERNELS_DIR/venv, pinned (also for kernel-compare)
