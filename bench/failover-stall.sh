@@ -19,6 +19,12 @@
 #   mptcp      primary_conninfo host=198.18.1.1 mptcp=1: one MPTCP
 #              connection, 4 subflows (the lab's signal endpoints); the
 #              default timeouts
+#   mptcp_hostlist
+#              the same with the primary's 4 addresses as a host list
+#              (host=198.18.1.1,...,198.18.4.1 mptcp=1), as the "tcp" mode
+#              has them: the kernel's defaults, what issue 58's patched
+#              kernel is measured with (a standby that reconnects has
+#              another address to try)
 #   mptcp_stale1, mptcp_stale2, mptcp_stale3
 #              the same with net.mptcp.stale_loss_cnt = 1 (2, 3) on both
 #              hosts (kernel default 4)
@@ -184,6 +190,8 @@ set_mode() {
 		conninfo="host=198.18.1.1 port=$PGPORT_LAB mptcp=1" ;;
 	mptcp_guide | mptcp_hostwide)
 		conninfo="host=$addrs port=$PGPORT_LAB mptcp=require" ;;
+	mptcp_hostlist)
+		conninfo="host=$addrs port=$PGPORT_LAB mptcp=1" ;;
 	mptcp_keepalive)
 		conninfo="host=198.18.1.1 port=$PGPORT_LAB mptcp=1 keepalives=1 keepalives_idle=1 keepalives_interval=1 keepalives_count=2" ;;
 	tcp)

@@ -39,10 +39,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-MODES = ["mptcp", "mptcp_stale1", "mptcp_stale2", "mptcp_stale3", "mptcp_rtomax", "mptcp_retries2",
+MODES = ["mptcp", "mptcp_hostlist", "mptcp_stale1", "mptcp_stale2", "mptcp_stale3", "mptcp_rtomax", "mptcp_retries2",
          "mptcp_keepalive", "mptcp_backup", "mptcp_guide", "tcp", "tcp_tuned"]
 LABELS = {
     "mptcp": "MPTCP, 4 subflows, kernel defaults",
+    "mptcp_hostlist": "MPTCP, host=a,b,c,d, kernel defaults",
     "mptcp_stale1": "MPTCP, net.mptcp.stale_loss_cnt = 1",
     "mptcp_stale2": "MPTCP, net.mptcp.stale_loss_cnt = 2",
     "mptcp_stale3": "MPTCP, net.mptcp.stale_loss_cnt = 3",
@@ -54,7 +55,7 @@ LABELS = {
     "tcp": "TCP, host=a,b,c,d, default timeouts",
     "tcp_tuned": "TCP, host=a,b,c,d, tuned timeouts",
 }
-COLORS = {"mptcp": "#1f77b4", "mptcp_stale1": "#2ca02c", "mptcp_stale2": "#17becf", "mptcp_stale3": "#bcbd22",
+COLORS = {"mptcp": "#1f77b4", "mptcp_hostlist": "#aec7e8", "mptcp_stale1": "#2ca02c", "mptcp_stale2": "#17becf", "mptcp_stale3": "#bcbd22",
           "mptcp_rtomax": "#9467bd", "mptcp_retries2": "#8c564b",
           "mptcp_keepalive": "#e377c2", "mptcp_backup": "#7f7f7f", "mptcp_guide": "#000000",
           "tcp": "#d62728", "tcp_tuned": "#ff7f0e"}

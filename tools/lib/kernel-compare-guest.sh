@@ -39,10 +39,14 @@ $(grep -c '# SKIP' "selftests/$t.tap" | tr -d '\n')" >>selftests/results
 
 if [ -n "$KC_SELFTESTS" ]; then
 	mkdir -p selftests
-	for t in $KC_SELFTESTS; do
-		start=$(date +%s)
+	for entry in $KC_SELFTESTS; do
+		# ("mptcp_join.sh:-f": the script with one option, e.g. one of
+		# mptcp_join.sh's groups of tests, reported as mptcp_join.sh-f)
+		script=${entry%%:*} args=
+		[ "$script" = "$entry" ] || args=${entry#*:}
+		t=$script$args start=$(date +%s)
 		# (their own directory: they source mptcp_lib.sh and ../lib.sh)
-		(cd kselftest/net/mptcp && timeout --kill-after=30 "$KC_SELFTEST_TIMEOUT" "./$t") \
+		(cd kselftest/net/mptcp && timeout --kill-after=30 "$KC_SELFTEST_TIMEOUT" "./$script" $args) \
 			>"selftests/$t.log" 2>&1 </dev/null
 		rc=$?
 		grep -E '^(not )?ok [0-9]+ ' "selftests/$t.log" >"selftests/$t.tap"

@@ -28,7 +28,10 @@
 # none), KERNEL_COMPARE_SELFTESTS=1 (also the selftests: long under
 # emulation), KERNEL_COMPARE_SELFTESTS_LIST (default: the selftests that
 # kernel/0*.patch adds, then "mptcp_sockopt.sh diag.sh mptcp_connect.sh
-# mptcp_join.sh"), KERNEL_SELFTEST_TIMEOUT (seconds
+# mptcp_join.sh"; an entry SCRIPT:OPTION runs SCRIPT with that option, as
+# "mptcp_join.sh:-f" for one of its groups of tests, so that mptcp_join.sh,
+# hours under emulation, can run a few groups per boot: each entry's
+# results replace only its own earlier ones), KERNEL_SELFTEST_TIMEOUT (seconds
 # for one selftest file, default 2400), KERNEL_COMPARE_KERNELS ("unpatched
 # patched"), KERNEL_COMPARE_BUILD_ONLY=1, KERNEL_COMPARE_PUBLISH=1 (copy the
 # results to bench/results/kernel-compare/), KERNEL_COMPARE_TARBALL_DIR=DIR (a

@@ -19,6 +19,9 @@
 # KERNELS_PREPARE_ONLY=1 (install and fetch what the boots need, boot nothing),
 # KERNELS_NO_INSTALL=1 (use KERNELS_PREFIX as installed), KERNELS_SUMMARY_ONLY=1
 # (print the table of the last runs of KERNELS, boot nothing).
+# Besides kernels.conf's names, KERNELS and BENCH_KERNEL take kc-unpatched
+# and kc-patched: the kernels "make kernel-compare" built (Linux from
+# source without and with kernel/0*.patch; everything built in, no modules).
 
 KERNELS_DIR=$TOP/.work/kernels
 KERNELS_CONF=$TOP/tools/kernels.conf
@@ -43,6 +46,37 @@ fi
 KERNEL_TESTS_CI="mptcpinfo/001_live mptcpinfo/004_startup mptcpinfo/008_reports mptcpinfo/009_stalled mptcpinfo/010_loopback mptcp/002_connect"
 
 kernel_names() { awk '!/^#/ && NF { print $1 }' "$KERNELS_CONF" | uniq; }
+
+# kernels_built NAME: NAME is one of kernel-compare's builds
+kernels_built() { case $1 in kc-unpatched | kc-patched) return 0 ;; *) return 1 ;; esac; }
+
+# kernels_known NAME: dies unless NAME can boot
+kernels_known() {
+	kernels_built "$1" && return 0
+	awk -v n="$1" '!/^#/ && $1 == n { f = 1 } END { exit !f }' "$KERNELS_CONF" ||
+		die "no kernel $1 in tools/kernels.conf (there: $(kernel_names | paste -sd' '); and kc-unpatched, kc-patched)"
+}
+
+# kernels_image NAME: prints the kernel image to boot: Debian's, fetched, or
+# kernel-compare's bzImage, which must have been built already
+kernels_image() {
+	local image
+	if kernels_built "$1"; then
+		image=$KC_DIR/${1#kc-}/o/arch/x86/boot/bzImage
+		[ -f "$image" ] || die "kernel $1: no $image (\"make kernel-compare KERNEL_COMPARE_BUILD_ONLY=1\" builds it)"
+		echo "$image"
+	else
+		kernels_fetch "$1"
+	fi
+}
+
+# kernels_boot_options NAME: virtme-ng's options for NAME: Debian's kernels
+# get their modules mounted; kernel-compare's have none, and so no
+# initramfs, and mount virtme-ng's 9p root themselves, which 7.2 wants
+# named "root=" (tools/lib/kernel-compare.sh, kc_boot)
+kernels_boot_options() {
+	if kernels_built "$1"; then echo "--append root=/dev/root"; else echo "--rodir $KERNELS_DIR/$1/root"; fi
+}
 
 kernel_tests() {
 	local t=${KERNEL_TESTS:-all}
@@ -202,7 +236,7 @@ kernels_boot() {
 	local rc=0
 	timeout "${KERNEL_BOOT_TIMEOUT:-5400}" nice -n "${KERNELS_NICE:-10}" "${VNG[@]}" -r "$vmlinuz" $kvm \
 		--memory "${KERNELS_MEMORY:-3G}" --cpus 2 --user root --rwdir "$run" \
-		--rodir "$TOP/tools/lib" --rodir "$TREE" --rodir "$KERNELS_PREFIX" --rodir "$KERNELS_DIR/$name/root" \
+		--rodir "$TOP/tools/lib" --rodir "$TREE" --rodir "$KERNELS_PREFIX" $(kernels_boot_options "$name") \
 		--exec "bash $TOP/tools/lib/kernels-guest.sh $run $KERNELS_PREFIX $TREE $TEST_USER $tests >$run/guest.log 2>&1" \
 		>"$run/vng.log" 2>&1 || rc=$?
 	secs=$(($(date +%s) - start))
@@ -220,10 +254,7 @@ cmd_check_kernels() {
 	all_start=$(date +%s)
 	names=${KERNELS:-$(kernel_names | paste -sd' ')}
 	tests=$(kernel_tests | paste -sd' ')
-	for name in $names; do
-		awk -v n="$name" '!/^#/ && $1 == n { f = 1 } END { exit !f }' "$KERNELS_CONF" ||
-			die "no kernel $name in tools/kernels.conf (there: $(kernel_names | paste -sd' '))"
-	done
+	for name in $names; do kernels_known "$name"; done
 	if [ "${KERNELS_SUMMARY_ONLY:-0}" = 1 ]; then
 		kernels_summary $names | tee "$summary"
 		return 0
@@ -240,7 +271,7 @@ cmd_check_kernels() {
 	# says so in one line, as it does for git sources)
 	rm -f "$KERNELS_DIR/unfetchable"
 	for name in $names; do
-		image[$name]=$(kernels_fetch "$name") ||
+		image[$name]=$(kernels_image "$name") ||
 			{ echo "$name" >>"$KERNELS_DIR/unfetchable"; die "kernel $name could not be fetched (see $KERNELS_DIR/apt.log)"; }
 	done
 	# (KERNELS_PREPARE_ONLY=1: packages, virtme-ng and kernels only, so that
@@ -322,14 +353,13 @@ kernels_summary() {
 # the host.
 kernels_bench() {
 	local script=$1 out=$2 name=$BENCH_KERNEL vmlinuz kvm run rc=0 start
-	awk -v n="$name" '!/^#/ && $1 == n { f = 1 } END { exit !f }' "$KERNELS_CONF" ||
-		die "no kernel $name in tools/kernels.conf (there: $(kernel_names | paste -sd' '))"
+	kernels_known "$name"
 	is_root || die "BENCH_KERNEL needs root (qemu, and the guest's root sets up the lab)"
 	mkdir -p "$KERNELS_DIR"
 	kernels_deps
 	[ "${KERNELS_NO_INSTALL:-0}" = 1 ] || PREFIX=$KERNELS_PREFIX cmd_install
 	own_workspace
-	vmlinuz=$(kernels_fetch "$name") || die "kernel $name could not be fetched (see $KERNELS_DIR/apt.log)"
+	vmlinuz=$(kernels_image "$name") || die "kernel $name could not be fetched (see $KERNELS_DIR/apt.log)"
 	kvm=$(kernels_kvm_option "$vmlinuz")
 	run=$KERNELS_DIR/$name/bench
 	rm -rf "$run"
@@ -350,7 +380,7 @@ kernels_bench() {
 	start=$(date +%s)
 	timeout "${KERNEL_BOOT_TIMEOUT:-5400}" "${VNG[@]}" -r "$vmlinuz" $kvm \
 		--memory "${KERNELS_MEMORY:-3G}" --cpus 2 --user root --rwdir "$run" \
-		--rodir "$KERNELS_PREFIX" --rodir "$KERNELS_DIR/$name/root" \
+		--rodir "$KERNELS_PREFIX" $(kernels_boot_options "$name") \
 		--exec "bash $run/top/tools/lib/kernels-guest-bench.sh $run $KERNELS_PREFIX $run/top $TEST_USER $script >$run/guest.log 2>&1" \
 		>"$run/vng.log" 2>&1 || rc=$?
 	note "kernel $name: $(($(date +%s) - start)) s$([ "$rc" != 124 ] || echo " (KERNEL_BOOT_TIMEOUT reached)")"
