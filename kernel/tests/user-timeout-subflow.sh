@@ -131,8 +131,12 @@ sleep 1
 ip netns exec "$R" tc qdisc replace dev "rc$CUT" root pfifo limit 0
 ip netns exec "$R" tc qdisc replace dev "rs$CUT" root pfifo limit 0
 cut=$(date +%s.%N)
+deadline=$(($(date +%s) + WAIT))
 closed=
-for _ in $(seq $((WAIT * 10))); do
+# (a deadline, not a count of polls: under emulation one ss takes longer
+# than the 0.1 s between them; and only while the server still runs, since
+# its timeout would close the subflow too)
+while [ "$(date +%s)" -lt "$deadline" ] && kill -0 "$server_pid" 2>/dev/null; do
 	if [ "$(subflow_on_cut_path)" = 0 ]; then
 		closed=$(awk -v a="$cut" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 		break
@@ -144,6 +148,9 @@ rm -f "/tmp/ut-server-$$.out"
 if [ -n "$closed" ]; then
 	echo "user-timeout: TCP_USER_TIMEOUT $USER_TIMEOUT ms set on the $SET_ON socket: $set_on; the server's subflow on path $CUT closed after $closed s"
 	awk -v c="$closed" -v u="$USER_TIMEOUT" 'BEGIN { exit !(c <= 3 * u / 1000 + 2) }'
+elif [ "$(date +%s)" -lt "$deadline" ]; then
+	echo "user-timeout: TCP_USER_TIMEOUT $USER_TIMEOUT ms set on the $SET_ON socket: $set_on; the server stopped before its subflow on path $CUT closed"
+	exit 2
 else
 	echo "user-timeout: TCP_USER_TIMEOUT $USER_TIMEOUT ms set on the $SET_ON socket: $set_on; the server's subflow on path $CUT still open after $WAIT s"
 	exit 1
