@@ -271,8 +271,11 @@ cmd_check_kernels() {
 	# says so in one line, as it does for git sources)
 	rm -f "$KERNELS_DIR/unfetchable"
 	for name in $names; do
-		image[$name]=$(kernels_image "$name") ||
-			{ echo "$name" >>"$KERNELS_DIR/unfetchable"; die "kernel $name could not be fetched (see $KERNELS_DIR/apt.log)"; }
+		image[$name]=$(kernels_image "$name") || {
+			kernels_built "$name" && die "kernel $name is not built"
+			echo "$name" >>"$KERNELS_DIR/unfetchable"
+			die "kernel $name could not be fetched (see $KERNELS_DIR/apt.log)"
+		}
 	done
 	# (KERNELS_PREPARE_ONLY=1: packages, virtme-ng and kernels only, so that
 	# a run in the background installs nothing beside another apt)
@@ -359,7 +362,7 @@ kernels_bench() {
 	kernels_deps
 	[ "${KERNELS_NO_INSTALL:-0}" = 1 ] || PREFIX=$KERNELS_PREFIX cmd_install
 	own_workspace
-	vmlinuz=$(kernels_image "$name") || die "kernel $name could not be fetched (see $KERNELS_DIR/apt.log)"
+	vmlinuz=$(kernels_image "$name") || die "kernel $name: no image to boot (see above, or $KERNELS_DIR/apt.log)"
 	kvm=$(kernels_kvm_option "$vmlinuz")
 	run=$KERNELS_DIR/$name/bench
 	rm -rf "$run"
