@@ -143,8 +143,10 @@ autoconf_check() {
 		[ -n "$dir" ] || continue
 		note "make -C $dir check (PG_TEST_EXTRA=${PG_TEST_EXTRA:-})"
 		rc=0
+		# (two scripts at a time, as meson runs them for 16 and later: the
+		# TAP scripts mostly wait, and CI's time is bounded)
 		as_tester make -C "$BUILD/$dir" check NO_TEMP_INSTALL=1 COPT=-Werror \
-			${PROVE_FLAGS:+PROVE_FLAGS="$PROVE_FLAGS"} ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
+			PROVE_FLAGS="${PROVE_FLAGS:--j$(nproc)}" ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
 			>"$logs/check-$s.log" 2>&1 || rc=$?
 		autoconf_test_results "$s" "$logs/check-$s.log" "$rc" | tee -a "$logs/testlog.json" |
 			perl -MJSON::PP -ne '$t = decode_json($_); printf STDERR "%-50s %s\n", $t->{name}, $t->{result}'

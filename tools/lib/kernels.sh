@@ -221,29 +221,42 @@ kernels_kvm_option() {
 }
 
 # kernels_boot NAME VMLINUZ KVM-OPTION TESTS: one kernel's guest, its
-# results in $KERNELS_DIR/NAME/run
+# results in $KERNELS_DIR/NAME/run.  A guest that stops before its script
+# has started (no RUN/kernel: qemu or the boot failed, not a test) is booted
+# once more within the same KERNEL_BOOT_TIMEOUT: CI once lost its only
+# kernel run that way, 48 s in, with nothing in either log.
 kernels_boot() {
 	local name=$1 vmlinuz=$2 kvm=$3 tests=$4 run=$KERNELS_DIR/$1/run start secs
+	local budget=${KERNEL_BOOT_TIMEOUT:-5400} attempt rc
 	rm -rf "$run"
 	mkdir -p "$run"
 	chown "$TEST_USER:" "$run"
 	note "kernel $name: booting $(basename "$vmlinuz") ${kvm:-with KVM}; tests: $tests"
 	start=$(date +%s)
-	# The guest sees the host's root read-only, but not what lies under its
-	# own /tmp or /var/tmp, where a clone may be: the script, the tree, the
-	# installation and the kernel's modules (virtme links /lib/modules to
-	# their host path) are mounted explicitly.
-	local rc=0
-	timeout "${KERNEL_BOOT_TIMEOUT:-5400}" nice -n "${KERNELS_NICE:-10}" "${VNG[@]}" -r "$vmlinuz" $kvm \
-		--memory "${KERNELS_MEMORY:-3G}" --cpus 2 --user root --rwdir "$run" \
-		--rodir "$TOP/tools/lib" --rodir "$TREE" --rodir "$KERNELS_PREFIX" $(kernels_boot_options "$name") \
-		--exec "bash $TOP/tools/lib/kernels-guest.sh $run $KERNELS_PREFIX $TREE $TEST_USER $tests >$run/guest.log 2>&1" \
-		>"$run/vng.log" 2>&1 || rc=$?
+	for attempt in 1 2; do
+		# The guest sees the host's root read-only, but not what lies under
+		# its own /tmp or /var/tmp, where a clone may be: the script, the
+		# tree, the installation and the kernel's modules (virtme links
+		# /lib/modules to their host path) are mounted explicitly.
+		# (--verbose: the kernel's console in vng.log, for a boot that fails)
+		rc=0
+		timeout "$((budget - ($(date +%s) - start)))" nice -n "${KERNELS_NICE:-10}" "${VNG[@]}" -r "$vmlinuz" $kvm \
+			--verbose --memory "${KERNELS_MEMORY:-3G}" --cpus 2 --user root --rwdir "$run" \
+			--rodir "$TOP/tools/lib" --rodir "$TREE" --rodir "$KERNELS_PREFIX" $(kernels_boot_options "$name") \
+			--exec "bash $TOP/tools/lib/kernels-guest.sh $run $KERNELS_PREFIX $TREE $TEST_USER $tests >$run/guest.log 2>&1" \
+			>"$run/vng.log" 2>&1 || rc=$?
+		echo "$rc" >"$run/rc"
+		[ "$rc" != 124 ] || touch "$run/timed-out"
+		[ "$attempt" = 1 ] && [ ! -f "$run/kernel" ] && [ ! -f "$run/timed-out" ] &&
+			[ $(($(date +%s) - start)) -lt $((budget / 2)) ] || break
+		note "kernel $name: the guest stopped before its tests began (qemu's exit status $rc, after $(($(date +%s) - start)) s; its console: $run/vng-1.log): booting once more"
+		kernels_last_lines "$run" | sed 's/^/    /' >&2
+		mv "$run/vng.log" "$run/vng-1.log"
+	done
 	secs=$(($(date +%s) - start))
 	echo "$secs" >"$run/seconds"
-	[ "$rc" != 124 ] || touch "$run/timed-out"
 	if [ ! -f "$run/finished" ]; then
-		note "kernel $name: the guest did not finish$([ ! -f "$run/timed-out" ] || echo " within KERNEL_BOOT_TIMEOUT") (see $run/vng.log, $run/guest.log); its last lines:"
+		note "kernel $name: the guest did not finish$([ ! -f "$run/timed-out" ] || echo " within KERNEL_BOOT_TIMEOUT") (qemu's exit status $rc; see $run/vng.log, $run/guest.log); its last lines:"
 		kernels_last_lines "$run" | sed 's/^/    /' >&2
 	fi
 	note "kernel $name: $secs s"
