@@ -34,6 +34,7 @@
 #include "libpq/mptcp_report.h"
 #include "miscadmin.h"
 #include "mptcp_ask.h"
+#include "mptcp_lookup.h"
 #include "mptcp_match.h"
 #include "mptcp_report.h"
 #include "mptcp_subflows.h"
@@ -484,7 +485,7 @@ report_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 	}
 	first[n] = nends;
 	found = palloc(sizeof(MptcpSubflow *) * (nends + 1));
-	mptcp_diag_lookup(diag, nends, ends, found);
+	mptcp_lookup_ends(diag, nends, ends, found);
 	for (int k = 0; k < n; k++)
 	{
 		for (int i = first[k]; i < first[k + 1]; i++)

@@ -15,11 +15,11 @@
  * belongs to and its backup flags; but before Linux 6.15 the ULP info only
  * to CAP_NET_ADMIN.  A dump of the TCP sockets walks the kernel's whole
  * table of connections, so mptcp_lookup.c asks for sockets by their ends
- * where it can (mptcp_diag_lookup()).
+ * where it can, and reads the answers with mptcp_diag_subflow_answer().
  *
- * A scan uses one netlink socket: mptcp_diag_read() opens it, the lookups
- * and the TCP dump of the same scan use it, and mptcp_diag_close() closes
- * it, or else the end of the memory context that holds the MptcpDiag.
+ * A scan uses one netlink socket: mptcp_diag_read() opens it, the other
+ * requests of the same scan borrow it, and mptcp_diag_close() closes it,
+ * or else the end of the memory context that holds the MptcpDiag.
  *
  * Before Linux 5.9 the kernel ignores the protocol of the request and
  * answers with TCP sockets: their struct tcp_info is far longer than any
@@ -63,8 +63,6 @@
 #define TCP_STATE_LISTEN 10
 #define TCP_STATES_BUT_LISTEN (((1 << 12) - 1) & ~(1 << TCP_STATE_LISTEN))
 #define TCP_STATES_LISTEN (1 << TCP_STATE_LISTEN)
-/* subflows: not TIME_WAIT (6) or CLOSE (7), which carry no ULP info */
-#define TCP_STATES_SUBFLOWS (TCP_STATES_BUT_LISTEN & ~((1 << 6) | (1 << 7)))
 
 /* one answer per socket; a namespace may hold millions, but not more */
 #define DIAG_MAX_SOCKETS 16000000
@@ -346,131 +344,47 @@ sock_diag_dump(int fd, MptcpDiag *res, int family, int protocol,
 	return ok;
 }
 
-/*
- * How many lookups go in one datagram: the kernel answers them all at
- * once, and the answers must fit the socket's receive buffer.
- */
-#define LOOKUP_BATCH 16
-
-typedef struct LookupRequest
-{
-	struct nlmsghdr nlh;
-	struct inet_diag_req_v2 req;
-} LookupRequest;
-
-typedef struct Lookups
-{
-	MptcpDiag  *res;			/* where add_socket() puts the answers */
-	MptcpSubflow **found;
-	int			first;			/* index in found of the batch's first */
-} Lookups;
-
-static void
-lookup_answer(const struct nlmsghdr *nlh, int index, int error, void *arg)
-{
-	Lookups    *l = arg;
-	DiagDump	dump = {l->res, IPPROTO_TCP, false, false};
-	MptcpSubflow *s;
-
-	if (nlh == NULL)
-		return;					/* ENOENT: no such socket (any more) */
-	l->res->subflows = NIL;
-	add_socket(nlh, &dump);
-	if (l->res->subflows == NIL)
-		return;
-	s = linitial(l->res->subflows);
-	/* a socket closing, or its TIME_WAIT remains, is no subflow any more */
-	if ((TCP_STATES_SUBFLOWS & (1 << s->state)) != 0)
-		l->found[l->first + index] = s;
-}
-
-/* an address of ends in a sock_diag request's form, for its family */
-static void
-request_addr(const MptcpSockEnds *ends, const uint8 *mapped, void *out)
-{
-	if (ends->family == AF_INET)
-		memcpy(out, mapped + 12, 4);
-	else
-		memcpy(out, mapped, 16);
-}
-
 static void
 close_socket(void *arg)
 {
 	mptcp_diag_close((MptcpDiag *) arg);
 }
+#endif
 
-/*
- * The scan's socket, for one call that gives it back (diag->fd = fd) when
- * it returns.  Meanwhile diag->fd is -1: behind an ERROR, the netlink loop
- * has closed the socket, and close_socket() must not close it again.
- */
-static int
-borrow_socket(MptcpDiag *diag)
+int
+mptcp_diag_borrow_socket(MptcpDiag *diag)
 {
 	int			fd = diag->fd;
 
 	diag->fd = -1;
 	return fd;
 }
-#endif
 
 void
-mptcp_diag_lookup(MptcpDiag *diag, int n, const MptcpSockEnds *const *ends,
-				  MptcpSubflow **found)
+mptcp_diag_return_socket(MptcpDiag *diag, int fd)
+{
+	diag->fd = fd;
+}
+
+MptcpSubflow *
+mptcp_diag_subflow_answer(const struct nlmsghdr *nlh)
 {
 #ifdef USE_MPTCP
-	MptcpDiag	answers = {0};
-	LookupRequest *reqs;
-	int			fd;
+	MptcpDiag	answer = {0};
+	DiagDump	dump = {&answer, IPPROTO_TCP, false, false};
+	MptcpSubflow *s;
+
+	add_socket(nlh, &dump);
+	if (answer.subflows == NIL)
+		return NULL;
+	s = linitial(answer.subflows);
+	list_free(answer.subflows);
+	/* a socket closing, or its TIME_WAIT remains, is no subflow any more */
+	if ((MPTCP_TCP_STATES_SUBFLOWS & (1 << s->state)) != 0)
+		return s;
+	pfree(s);
 #endif
-
-	memset(found, 0, sizeof(MptcpSubflow *) * n);
-#ifdef USE_MPTCP
-	if (n == 0 || diag->fd < 0)
-		return;
-	/* (before the socket is borrowed: an ERROR here must not leak it) */
-	reqs = palloc(sizeof(LookupRequest) * LOOKUP_BATCH);
-	fd = borrow_socket(diag);
-	for (int first = 0; first < n; first += LOOKUP_BATCH)
-	{
-		int			nreqs = Min(n - first, LOOKUP_BATCH);
-		Lookups		l = {&answers, found, first};
-
-		StaticAssertStmt(sizeof(LookupRequest) ==
-						 NLMSG_ALIGN(NLMSG_LENGTH(sizeof(struct inet_diag_req_v2))),
-						 "lookup requests must be laid out as netlink aligns them");
-		memset(reqs, 0, sizeof(LookupRequest) * nreqs);
-		for (int i = 0; i < nreqs; i++)
-		{
-			const MptcpSockEnds *e = ends[first + i];
-			LookupRequest *r = &reqs[i];
-
-			r->nlh.nlmsg_len = NLMSG_LENGTH(sizeof(struct inet_diag_req_v2));
-			r->nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-			r->nlh.nlmsg_flags = NLM_F_REQUEST;
-			r->req.sdiag_family = e->family;
-			r->req.sdiag_protocol = IPPROTO_TCP;
-			r->req.idiag_states = TCP_STATES_SUBFLOWS;
-			r->req.idiag_ext = (1 << (INET_DIAG_INFO - 1)) |
-				(1 << (INET_DIAG_CONG - 1));
-			r->req.id.idiag_sport = htons(e->local_port);
-			r->req.id.idiag_dport = htons(e->remote_port);
-			request_addr(e, e->local, r->req.id.idiag_src);
-			request_addr(e, e->remote, r->req.id.idiag_dst);
-			r->req.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
-			r->req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
-		}
-		if (!mptcp_netlink_batch(fd, (char *) reqs, nreqs, lookup_answer, &l))
-		{
-			/* what was not found comes from the dump instead */
-			elog(DEBUG1, "could not look up TCP sockets: %m");
-			break;
-		}
-	}
-	diag->fd = fd;
-	pfree(reqs);
-#endif
+	return NULL;
 }
 
 MptcpDiag *
@@ -537,17 +451,17 @@ mptcp_diag_read_subflows(MptcpDiag *diag)
 	static const int families[] = {AF_INET, AF_INET6};
 	int			fd;
 
-	if ((fd = borrow_socket(diag)) < 0)
+	if ((fd = mptcp_diag_borrow_socket(diag)) < 0)
 		return;
 	for (int i = 0; i < lengthof(families); i++)
 	{
 		if (!sock_diag_dump(fd, diag, families[i], IPPROTO_TCP,
-							TCP_STATES_SUBFLOWS) &&
+							MPTCP_TCP_STATES_SUBFLOWS) &&
 			errno != EAFNOSUPPORT)
 			ereport(WARNING,
 					(errmsg("could not read TCP socket diagnostics: %m")));
 	}
-	diag->fd = fd;
+	mptcp_diag_return_socket(diag, fd);
 #endif
 }
 

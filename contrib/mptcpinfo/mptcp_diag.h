@@ -170,8 +170,7 @@ typedef struct MptcpListener
 typedef struct MptcpDiag
 {
 	List	   *conns;			/* MptcpConn * */
-	List	   *subflows;		/* MptcpSubflow *: subflows of a dump, or TCP
-								 * sockets looked up */
+	List	   *subflows;		/* MptcpSubflow *: subflows of a dump */
 	int			tcp_dumped;		/* TCP sockets the dump went through */
 	List	   *listeners;		/* MptcpListener * */
 	bool		conns_read;		/* the kernel answered for connections */
@@ -213,13 +212,27 @@ extern void mptcp_diag_close(MptcpDiag *diag);
 extern void mptcp_diag_read_subflows(MptcpDiag *diag);
 
 /*
- * The TCP sockets with exactly these ends, each asked for by its ends
- * instead of a dump: found[i] is that of ends[i], or NULL if there is none
- * (or it is closing), or the kernel could not answer.
+ * The scan's netlink socket (-1 if there is none), lent to one caller that
+ * gives it back with mptcp_diag_return_socket() once its requests are
+ * answered.  Meanwhile diag has none: behind an ERROR, the netlink loop
+ * has closed it, and the end of the scan must not close it again.
  */
-extern void mptcp_diag_lookup(MptcpDiag *diag, int n,
-							  const MptcpSockEnds *const *ends,
-							  MptcpSubflow **found);
+extern int	mptcp_diag_borrow_socket(MptcpDiag *diag);
+extern void mptcp_diag_return_socket(MptcpDiag *diag, int fd);
+
+/*
+ * The TCP states a subflow is in: all but LISTEN (10), and TIME_WAIT (6)
+ * and CLOSE (7), which carry no MPTCP ULP info.
+ */
+#define MPTCP_TCP_STATES_SUBFLOWS \
+	(((1 << 12) - 1) & ~((1 << 10) | (1 << 6) | (1 << 7)))
+
+/*
+ * The TCP socket of one answer of the kernel to a request for a TCP socket
+ * (SOCK_DIAG_BY_FAMILY), or NULL if it is none or is closing.
+ */
+struct nlmsghdr;
+extern MptcpSubflow *mptcp_diag_subflow_answer(const struct nlmsghdr *nlh);
 
 /*
  * The TCP sockets of "diag" (read with mptcp_diag_read_subflows()) that the kernel

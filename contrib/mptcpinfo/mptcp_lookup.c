@@ -7,7 +7,7 @@
  * every TCP socket of the network namespace, and walks the kernel's whole
  * table of connections besides.  So where a subflow's ends are known, its TCP
  * socket is asked for by them instead, which the kernel finds in its hash
- * table at once (mptcp_diag_lookup()).  A connection with a single subflow,
+ * table at once (mptcp_lookup_ends()).  A connection with a single subflow,
  * its initial one, has the connection's own ends.  The session keeps the
  * others' ends, however they were found, for its next query, which looks
  * them up directly while the connection has as many subflows.  An exporter's
@@ -23,10 +23,38 @@
  */
 #include "postgres.h"
 
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include "libpq/mptcp.h"
 #include "mptcp_lookup.h"
+#include "mptcp_netlink.h"
 #include "mptcp_subflows.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+
+#ifdef USE_MPTCP
+#include <linux/sock_diag.h>
+#include <linux/inet_diag.h>
+
+/*
+ * How many lookups go in one datagram: the kernel answers them all at
+ * once, and the answers must fit the socket's receive buffer.
+ */
+#define LOOKUP_BATCH 16
+
+typedef struct LookupRequest
+{
+	struct nlmsghdr nlh;
+	struct inet_diag_req_v2 req;
+} LookupRequest;
+
+typedef struct Lookups
+{
+	MptcpSubflow **found;
+	int			first;			/* index in found of the batch's first */
+} Lookups;
+#endif
 
 /* the subflows' ends of a multipath connection that the session found */
 typedef struct KnownSubflows
@@ -73,6 +101,85 @@ may_have_initial_subflow(const MptcpConn *c)
 	bool		has_initial;
 
 	return mptcp_conn_subflows(c, &has_initial) >= 1 && has_initial;
+}
+
+#ifdef USE_MPTCP
+static void
+lookup_answer(const struct nlmsghdr *nlh, int index, int error, void *arg)
+{
+	Lookups    *l = arg;
+
+	/* (no answer: ENOENT, no such socket any more) */
+	if (nlh != NULL)
+		l->found[l->first + index] = mptcp_diag_subflow_answer(nlh);
+}
+
+/* an address of ends in a sock_diag request's form, for its family */
+static void
+request_addr(const MptcpSockEnds *ends, const uint8 *mapped, void *out)
+{
+	if (ends->family == AF_INET)
+		memcpy(out, mapped + 12, 4);
+	else
+		memcpy(out, mapped, 16);
+}
+#endif
+
+void
+mptcp_lookup_ends(MptcpDiag *diag, int n, const MptcpSockEnds *const *ends,
+				  MptcpSubflow **found)
+{
+#ifdef USE_MPTCP
+	LookupRequest *reqs;
+	int			fd;
+#endif
+
+	memset(found, 0, sizeof(MptcpSubflow *) * n);
+#ifdef USE_MPTCP
+	if (n == 0 || diag->fd < 0)
+		return;
+	/* (before the socket is borrowed: an ERROR here must not leak it) */
+	reqs = palloc(sizeof(LookupRequest) * LOOKUP_BATCH);
+	fd = mptcp_diag_borrow_socket(diag);
+	for (int first = 0; first < n; first += LOOKUP_BATCH)
+	{
+		int			nreqs = Min(n - first, LOOKUP_BATCH);
+		Lookups		l = {found, first};
+
+		StaticAssertStmt(sizeof(LookupRequest) ==
+						 NLMSG_ALIGN(NLMSG_LENGTH(sizeof(struct inet_diag_req_v2))),
+						 "lookup requests must be laid out as netlink aligns them");
+		memset(reqs, 0, sizeof(LookupRequest) * nreqs);
+		for (int i = 0; i < nreqs; i++)
+		{
+			const MptcpSockEnds *e = ends[first + i];
+			LookupRequest *r = &reqs[i];
+
+			r->nlh.nlmsg_len = NLMSG_LENGTH(sizeof(struct inet_diag_req_v2));
+			r->nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+			r->nlh.nlmsg_flags = NLM_F_REQUEST;
+			r->req.sdiag_family = e->family;
+			r->req.sdiag_protocol = IPPROTO_TCP;
+			r->req.idiag_states = MPTCP_TCP_STATES_SUBFLOWS;
+			r->req.idiag_ext = (1 << (INET_DIAG_INFO - 1)) |
+				(1 << (INET_DIAG_CONG - 1));
+			r->req.id.idiag_sport = htons(e->local_port);
+			r->req.id.idiag_dport = htons(e->remote_port);
+			request_addr(e, e->local, r->req.id.idiag_src);
+			request_addr(e, e->remote, r->req.id.idiag_dst);
+			r->req.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+			r->req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+		}
+		if (!mptcp_netlink_batch(fd, (char *) reqs, nreqs, lookup_answer, &l))
+		{
+			/* what was not found comes from the dump instead */
+			elog(DEBUG1, "could not look up TCP sockets: %m");
+			break;
+		}
+	}
+	mptcp_diag_return_socket(diag, fd);
+	pfree(reqs);
+#endif
 }
 
 /* the same ends, whatever family the kernel reported them in */
@@ -139,7 +246,7 @@ lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 		}
 	}
 	found = palloc(sizeof(MptcpSubflow *) * (nlookups + 1));
-	mptcp_diag_lookup(diag, nlookups, ends, found);
+	mptcp_lookup_ends(diag, nlookups, ends, found);
 
 	/*
 	 * The ULP info, where shown, says whose subflow it is; where the kernel

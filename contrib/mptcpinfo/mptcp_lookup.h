@@ -13,6 +13,17 @@
 #ifndef MPTCP_LOOKUP_H
 #define MPTCP_LOOKUP_H
 
+#include "mptcp_diag.h"
+
+/*
+ * The TCP sockets with exactly these ends, each asked for by its ends
+ * instead of a dump: found[i] is that of ends[i], or NULL if there is none
+ * (or it is closing), or the kernel could not answer.
+ */
+extern void mptcp_lookup_ends(MptcpDiag *diag, int n,
+							  const MptcpSockEnds *const *ends,
+							  MptcpSubflow **found);
+
 /* at _PG_init(): look subflows up before a dump reads them */
 extern void mptcp_lookup_init(void);
 

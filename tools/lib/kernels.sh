@@ -43,7 +43,7 @@ fi
 # start-up messages, the reports of server processes, a stalled subflow
 # seen from SQL, the views over loopback with a standby and IPv6 clients,
 # the connection tests and socket options)
-KERNEL_TESTS_CI="mptcpinfo/001_live mptcpinfo/004_startup mptcpinfo/008_reports mptcpinfo/009_stalled mptcpinfo/010_loopback mptcp/002_connect"
+KERNEL_TESTS_CI="mptcpinfo/001_live mptcpinfo/004_startup mptcpinfo/008_reports mptcpinfo/009_stalled mptcpinfo/010_loopback mptcpinfo/011_loopback_reports mptcp/002_connect"
 
 kernel_names() { awk '!/^#/ && NF { print $1 }' "$KERNELS_CONF" | uniq; }
 

@@ -10,17 +10,9 @@
 # in pg_stat_mptcp_subflows with both ends; a plain TCP client has a row
 # with mptcp false and no subflows; a role without pg_read_all_stats sees
 # the pid only; a standby's walreceiver has an outgoing row, its walsender
-# an incoming one; and without mptcpinfo preloaded, subflows that only the
-# processes' reports could give are a null row and one NOTICE.  Preloaded,
-# the process reports them; and a process that has begun to exit, which
-# can take seconds with interrupts held (here: dropping its temporary
-# tables), is not asked at all: it said so at the start of proc_exit().
-#
-# A connection that a backend opens (dblink) is shown as that backend's
-# only with mptcpinfo preloaded: the backend records it as it opens it, and
-# no process's file descriptors are searched for it.  It stays shown after
-# the backend has opened and closed more connections than it can record
-# at once.
+# an incoming one.  A connection that a backend opens (dblink) is shown
+# from the server's end only: nothing tells which process holds its client
+# end, and no process's file descriptors are searched for it.
 
 use strict;
 use warnings FATAL => 'all';
@@ -30,7 +22,6 @@ use MptcpUtils;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes;
 use IO::Socket::IP;
 
 BEGIN { MptcpUtils::enter_private_netns(1); }
@@ -68,7 +59,7 @@ SELECT count(*) FROM pg_stat_mptcp m JOIN pg_stat_activity a USING (pid)
 	return $node->safe_psql('postgres', $sql);
 };
 is($dblink_rows->(0), "OK\n0||\n1",
-	'not preloaded: a dblink connection is shown from its server end only');
+	'a dblink connection is shown from its server end only');
 
 my $mp = $node->background_psql('postgres',
 	extra_params => [ '-d' => "$connstr mptcp=1 application_name=mp" ]);
@@ -152,92 +143,8 @@ SELECT m.direction, m.mptcp
 	'primary: the walsender has the incoming end');
 $standby->stop;
 
-# Not preloaded, a connection whose subflows only its process could report
-# has a row with its pid and token, and the query one NOTICE.
-($ret, $out, $err) = $node->psql('postgres',
-	"SET mptcpinfo.subflow_source = 'processes';\n"
-	  . q{SELECT s.token IS NOT NULL, s.local_port IS NULL
-  FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid)
- WHERE a.application_name = 'mp'});
-is($out, 't|t', 'not preloaded: the connection has a row without figures');
-like(
-	$err,
-	qr/NOTICE:  subflows of \d+ MPTCP connections? cannot be shown\nDETAIL:  Before Linux 6.15/,
-	'not preloaded: one NOTICE says why');
-
 $mp->quit;
 $tcp->quit;
-
-$node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'mptcpinfo'\nmax_locks_per_transaction = 512\n");
-$node->restart;
-my $debug_line =
-  qr/(\d+) server processes asked, \d+ recent reports reused, \d+ requests of other queries awaited, (\d+) processes gone/;
-
-# preloaded: the process reports its subflow
-$mp = $node->background_psql('postgres',
-	extra_params => [ '-d' => "$connstr mptcp=1 application_name=mp" ]);
-($ret, $out, $err) = $node->psql('postgres',
-	"SET mptcpinfo.subflow_source = 'processes';\nSET client_min_messages = debug1;\n"
-	  . qq{SELECT s.local_port = $port, s.remote_port = a.client_port
-  FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid)
- WHERE a.application_name = 'mp'});
-is($out, 't|t', 'preloaded: the process reports its subflow');
-ok($err =~ $debug_line && $1 == 1 && $2 == 0,
-	'preloaded: one process asked, none gone')
-  or diag $err;
-
-is($dblink_rows->(0), "OK\n1|t|t\n1",
-	'preloaded: a dblink connection is the outgoing one of its backend');
-is($dblink_rows->(40), "OK\n1|t|t\n1",
-	'preloaded: and still after 40 others were opened and closed');
-
-# an opened IPv6 connection (to another server), while every client of
-# this one is IPv4: the views read IPv6 connections for it too
-SKIP:
-{
-	skip 'no IPv6 loopback in the namespace', 1 unless $ipv6;
-	my $other = PostgreSQL::Test::Cluster->new('other');
-	$other->init;
-	$other->append_conf('postgresql.conf',
-		"listen_mptcp = on\nlisten_addresses = '127.0.0.1,::1'\n");
-	$other->start;
-	my $oport = $other->port;
-	is( $node->safe_psql(
-			'postgres', qq{
-SELECT dblink_connect('c6', 'host=::1 port=$oport dbname=postgres mptcp=1');
-SELECT count(*), bool_and(m.mptcp), bool_and(host(c.client_addr) = '127.0.0.1')
-  FROM pg_stat_mptcp m, pg_stat_activity c
- WHERE m.pid = pg_backend_pid() AND m.direction = 'outgoing'
-   AND c.pid = pg_backend_pid();}),
-		"OK\n1|t|t",
-		'preloaded: an IPv4 client\'s backend, its opened IPv6 connection');
-	$other->stop;
-}
-
-# A backend that takes seconds to exit: its 8,000 temporary tables are
-# dropped with interrupts held.  An asker that comes meanwhile sees that it
-# will not answer, and neither asks it nor waits for it.
-my $slow_pid = $mp->query_safe('SELECT pg_backend_pid()');
-$mp->query_safe(
-	q{DO $$BEGIN FOR i IN 1..8000 LOOP
-  EXECUTE format('CREATE TEMP TABLE t%s (a int)', i); END LOOP; END$$});
-$node->safe_psql('postgres', "SELECT pg_terminate_backend($slow_pid)");
-Time::HiRes::sleep(0.3);
-($ret, $out, $err) = $node->psql('postgres',
-	"SELECT count(*) FROM pg_stat_activity WHERE pid = $slow_pid;\n"
-	  . "SET mptcpinfo.subflow_source = 'processes';\nSET client_min_messages = debug1;\n"
-	  . "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $slow_pid");
-SKIP:
-{
-	skip 'the backend had exited before the query', 2
-	  unless $out =~ /^1\n/;
-	ok( $err =~ $debug_line && $1 == 0 && $2 == 1,
-		'an exiting backend is not asked: it said it will not answer')
-	  or diag $err;
-	unlike($err, qr/NOTICE/, 'an exiting backend: no NOTICE');
-}
-$mp->{run}->kill_kill;
 
 $node->stop;
 done_testing();
