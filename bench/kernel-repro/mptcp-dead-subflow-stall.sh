@@ -198,15 +198,40 @@ done
 say "$(grep 'bulk' "$LOGDIR/server.err")"
 loop_start=$(cat "$ST/loop_start")
 
+# stuck_report: where the server's process and the kernel are (as root:
+# its kernel stack, and sysrq's backtraces of every CPU and blocked task)
+stuck_report() {
+	local pid
+	echo "=== stuck at $(now): status $(cat "$ST/status" 2>/dev/null)"
+	for pid in $server_pid $(pgrep -P "$server_pid"); do
+		echo "--- pid $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+		grep -E '^(State|voluntary|nonvoluntary)' "/proc/$pid/status" 2>/dev/null
+		echo "wchan: $(cat "/proc/$pid/wchan" 2>/dev/null)"
+		cat "/proc/$pid/stack" 2>/dev/null
+	done
+	echo "--- $S ss -tinmM"
+	ip netns exec $S ss -tinmM
+	if [ -w /proc/sysrq-trigger ]; then
+		echo l >/proc/sysrq-trigger
+		echo w >/proc/sysrq-trigger
+		echo "--- dmesg (sysrq l, w)"
+		dmesg | tail -200
+	fi
+}
+
 # Sampler: every second, ss -tinM and the counters of both hosts, with the
 # server's status ("seconds since the cut, oldest unacked record's age, burst
 # sent"); index: samples.idx "n rel_cut oldest_wait burst MPTCPRetrans
 # SubflowStale TCPTimeouts" (the last three: the server's counters).
 sampler() {
-	local n=0 status
+	local n=0 status last= same=0
 	while :; do
 		n=$((n + 1))
 		status=$(cat "$ST/status" 2>/dev/null || echo "nan 0 0")
+		# (the server writes its status every 0.5 s: the same one for 5 s
+		# means it is stuck; where, once, in LOGDIR/stuck.txt)
+		if [ "$status" = "$last" ]; then same=$((same + 1)); else same=0 last=$status; fi
+		[ "$same" = 5 ] && [ -f "$ST/cut" ] && stuck_report >"$LOGDIR/stuck.txt" 2>&1
 		{
 			echo "=== sample $n status $status"
 			echo "--- $S ss -tinM"

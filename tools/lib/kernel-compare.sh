@@ -20,6 +20,8 @@
 #   runs/NAME/kselftest/      the MPTCP selftests built against NAME's headers
 #   runs/NAME/run/            the last guest's one writable directory
 #   runs/NAME/repro/          the last reproducer runs: repro.txt, each run's logs
+#                             (stuck.txt where the server stopped), the console
+#   runs/NAME/repro.TIME/     the sets before it
 #   runs/NAME/selftests/      the last selftest run: results, each test's log and TAP
 #   runs/NAME/build.txt       build seconds, kernel release, the patches applied
 #   compare.txt               the last comparison (also printed)
@@ -230,7 +232,7 @@ kc_boot() {
 	timeout "${KERNEL_BOOT_TIMEOUT:-$bound}" nice -n "${KERNELS_NICE:-0}" "${VNG[@]}" \
 		-r "$src/o/arch/x86/boot/bzImage" $kvm --memory "${KERNELS_MEMORY:-2G}" --cpus 2 --user root \
 		--append root=/dev/root \
-		--rwdir "$run" --exec "bash $run/bin/kernel-compare-guest.sh $run >$run/guest.log 2>&1" \
+		--verbose --rwdir "$run" --exec "bash $run/bin/kernel-compare-guest.sh $run >$run/guest.log 2>&1" \
 		>"$run/vng.log" 2>&1 || rc=$?
 	echo "$(($(date +%s) - start))" >"$run/seconds"
 	[ "$rc" != 124 ] || touch "$run/timed-out"
@@ -243,10 +245,12 @@ kc_boot() {
 	# results in place, and the other way round
 	local out=$KC_DIR/runs/$name
 	if [ "${KERNEL_COMPARE_RUNS:-10}" -gt 0 ]; then
-		rm -rf "$out/repro"
+		# (the sets before stay, by their time: a run that never finished
+		# is read after a rerun, with the guest's console)
+		[ ! -d "$out/repro" ] || mv "$out/repro" "$out/repro.$(date -u -r "$out/repro" +%Y%m%dT%H%M%SZ)"
 		mkdir -p "$out/repro"
 		cp -r "$run/repro/." "$out/repro/" 2>/dev/null
-		cp "$run/repro.txt" "$run/kernel" "$out/repro/" 2>/dev/null
+		cp "$run/repro.txt" "$run/kernel" "$run/vng.log" "$run/guest.log" "$out/repro/" 2>/dev/null
 	fi
 	# (the selftests run now replace their own earlier results only)
 	if [ "${KERNEL_COMPARE_SELFTESTS:-0}" = 1 ] && [ -f "$run/selftests/results" ]; then
