@@ -96,12 +96,23 @@ fi
 # cut exceeds 1 s (records still unacked at the end, HUNG, count with their
 # wait so far: the last ones sent are often unacked, by a few ms), or when
 # it gave no result.
+# A run reads and writes only the guest's own /tmp, and is copied to RUN
+# after it: RUN is a 9p mount, and once a run of 40 stopped for 23 s with
+# its server and its sampler both blocked at a write or read there.
 mkdir -p repro
 : >repro.txt
+rm -rf /tmp/kc-bin
+cp -r bin /tmp/kc-bin
 for i in $(seq "$KC_RUNS"); do
-	LOGDIR=$run/repro/$i timeout --kill-after=30 $((${DURATION:-80} + 150)) \
-		bash bin/mptcp-dead-subflow-stall.sh >"repro/$i.out" 2>"repro/$i.err" </dev/null
+	rm -rf "/tmp/kc-repro-$i"
+	mkdir -p "/tmp/kc-repro-$i"
+	LOGDIR=/tmp/kc-repro-$i/logs timeout --kill-after=30 $((${DURATION:-80} + 150)) \
+		bash /tmp/kc-bin/mptcp-dead-subflow-stall.sh >"/tmp/kc-repro-$i/out" 2>"/tmp/kc-repro-$i/err" </dev/null
 	rc=$?
+	cp -r "/tmp/kc-repro-$i/logs" "repro/$i"
+	cp "/tmp/kc-repro-$i/out" "repro/$i.out"
+	cp "/tmp/kc-repro-$i/err" "repro/$i.err"
+	rm -rf "/tmp/kc-repro-$i"
 	res=$(grep -m1 '^RESULT' "repro/$i.out")
 	if [ -z "$res" ]; then
 		echo "$i none over no RESULT (rc $rc): $(tail -1 "repro/$i.err")" >>repro.txt

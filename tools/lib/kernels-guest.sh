@@ -118,15 +118,22 @@ for t in "$@"; do
 	# (PostgreSQL 15's test modules take TESTDIR, and make tmp_check/log in it)
 	testdir=
 	grep -q TESTLOGDIR "$tree/src/test/perl/PostgreSQL/Test/Utils.pm" || testdir=TESTDIR=$tw
-	# (the log straight in RUN, not copied at the end: a test that hangs
-	# can be read from the host while it does)
-	mkdir -p "$out.log" && chown "$user:" "$out.log"
-	(cd "$dir" && as_user TESTDATADIR="$tw/tmp_check" TESTLOGDIR="$out.log" $testdir \
+	# (the log is copied to RUN every 20 s: a test that hangs can be read
+	# from the host while it does.  Not written there: in RUN, a 9p mount,
+	# what the server creates belongs to root, and the test cannot read it.)
+	mkdir -p "$out.log"
+	logdir=$tw/log
+	[ -z "$testdir" ] || logdir=$tw/tmp_check/log
+	(while sleep 20; do cp -r "$logdir/." "$out.log/" 2>/dev/null; done) &
+	log_copier=$!
+	(cd "$dir" && as_user TESTDATADIR="$tw/tmp_check" TESTLOGDIR="$tw/log" $testdir \
 		timeout "${KERNEL_TEST_TIMEOUT:-1800}" prove -v -I "$tree/src/test/perl" -I "$dir/t" "t/$name.pl") \
 		>"$out.tap" 2>&1
 	rc=$?
 	secs=$(($(date +%s) - start))
-	[ -z "$testdir" ] || cp -r "$tw/tmp_check/log/." "$out.log" 2>/dev/null
+	kill "$log_copier" 2>/dev/null
+	wait "$log_copier" 2>/dev/null
+	cp -r "$logdir/." "$out.log/" 2>/dev/null
 	rm -rf "$tw"
 	passed=$(grep -c '^ok ' "$out.tap")
 	failed=$(grep -c '^not ok ' "$out.tap")
