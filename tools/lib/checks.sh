@@ -633,6 +633,33 @@ cmd_check() {
 # Which version fetch builds when the archive moves: the fake-archive test.
 cmd_verify_archive() { "$TOP/tools/tests/test_archive.sh"; }
 
+# (cmd_check_all's) the CI subset on $kernels in the background, against
+# 18's production installation in $dir/install: sets kernels_pid and
+# kernels_start, or kernels_prepare_failed
+check_all_start_kernels() {
+	[ -x "$dir/install/bin/postgres" ] || return 0
+	note "make check-kernels KERNELS=$kernels KERNEL_TESTS=ci, in the background: $kernels_log"
+	kernels_start=$(date +%s)
+	mkdir -p "$TOP/.work"
+	# (its packages first, in the foreground: a check may run apt next)
+	if ! PG_MAJOR=18 WORKDIR=$dir KERNELS_PREFIX=$dir/install KERNELS=$kernels KERNELS_NO_INSTALL=1 \
+		KERNELS_PREPARE_ONLY=1 "$TOP/tools/workspace" check-kernels >"$kernels_log" 2>&1; then
+		kernels_prepare_failed=1
+		return 0
+	fi
+	# (bounded: CI has 45 minutes.  A test that did not finish in the
+	# budget fails: a check that cannot fail proves nothing.  The subset,
+	# 7 tests, took 1,397 s for its first 5 beside 17's and 15's checks,
+	# on a slow machine.)
+	# (not niced below the builds: an emulated kernel starved of CPU sees
+	# its TCP timers fire late and in bursts, and once took its first test
+	# past the whole budget)
+	PG_MAJOR=18 WORKDIR=$dir KERNELS_PREFIX=$dir/install KERNELS=$kernels KERNEL_TESTS=ci \
+		KERNEL_BOOT_TIMEOUT=$kernels_budget KERNELS_NO_INSTALL=1 KERNELS_NICE=${KERNELS_NICE:-0} \
+		"$TOP/tools/workspace" check-kernels >>"$kernels_log" 2>&1 &
+	kernels_pid=$!
+}
+
 # The docs check: links and section references resolve, host lists in
 # primary_conninfo, no apt-mark hold, no test tags or project history on
 # operator pages, the new user's path within its word budget.  No network,
@@ -644,10 +671,9 @@ cmd_check_all() {
 	# The kernel our Debian 13 users run, with an unprivileged server: the
 	# CI subset on 6.12 under qemu (CHECK_ALL_KERNELS=none: not at all),
 	# against the production installation that 18's check makes.  It runs
-	# beside the next major's check: emulation and the TAP suites mostly
-	# wait, and CI's time is bounded.
+	# beside 18's tests and the next majors' checks: CI's time is bounded.
 	local kernels=${CHECK_ALL_KERNELS-6.12} kernels_pid= kernels_start kernels_log=$TOP/.work/check-all-kernels.log
-	local kernels_budget=${CHECK_ALL_KERNELS_BUDGET:-1500} kernels_prepare_failed=
+	local kernels_budget=${CHECK_ALL_KERNELS_BUDGET:-2100} kernels_prepare_failed= check_pid
 	# The newest Debian major gets everything; the older ones (CI's 45
 	# minutes) the transport and mptcpinfo suites and the quick series
 	# checks, "make check PG_MAJOR=N" the rest.  (A git major runs only
@@ -676,9 +702,21 @@ $skipped"
 			[ -z "$full_debian" ] && full_debian=$m || subset=1
 		fi
 		note "make check PG_MAJOR=$m${subset:+ (the mptcp and mptcpinfo suites, the quick series checks)}"
-		rm -f "$dir/check-summary"
+		rm -f "$dir/check-summary" "$dir/series-checks"
 		env PG_MAJOR="$m" WORKDIR="$dir" ${subset:+CHECK_SUBSET=1} SERIES_CHECKS_SKIP="$series_skip" \
-			"$TOP/tools/workspace" check || rc=1
+			"$TOP/tools/workspace" check &
+		check_pid=$!
+		# 18's production installation is made, and used by the guide
+		# check, early in its check: the guest starts then, beside 18's
+		# tests, so that emulation has the whole of the other checks'
+		# time.  (Nothing after the guide check writes the installation.)
+		if [ "$m" = 18 ] && [ "$kernels" != none ]; then
+			while kill -0 "$check_pid" 2>/dev/null && ! grep -q '^guide ' "$dir/series-checks" 2>/dev/null; do
+				sleep 5
+			done
+			! grep -q '^guide OK' "$dir/series-checks" 2>/dev/null || check_all_start_kernels
+		fi
+		wait "$check_pid" || rc=1
 		summary="$summary
 PostgreSQL $m: $(tail -1 "$dir/check-summary" 2>/dev/null || echo 'no result') ($(($(date +%s) - start)) s)${subset:+; the mptcp and mptcpinfo suites and the quick series checks (make check PG_MAJOR=$m: all)}"
 		[ -n "$subset" ] || [ -z "$series_skip" ] || summary="$summary; not run: $series_skip (CHECK_ALL_SERIES_SKIP; make check PG_MAJOR=$m runs them)"
@@ -686,27 +724,9 @@ PostgreSQL $m: $(tail -1 "$dir/check-summary" 2>/dev/null || echo 'no result') (
 		# X is gone; built Y from the archive: re-pin")
 		[ ! -s "$dir/cache/source-note" ] || summary="$summary
 $(cat "$dir/cache/source-note")"
-		if [ "$m" = 18 ] && [ "$kernels" != none ] && [ -x "$dir/install/bin/postgres" ]; then
-			note "make check-kernels KERNELS=$kernels KERNEL_TESTS=ci, in the background: $kernels_log"
-			kernels_start=$(date +%s)
-			mkdir -p "$TOP/.work"
-			# (its packages first, in the foreground: the next check may run apt)
-			if ! PG_MAJOR=18 WORKDIR=$dir KERNELS_PREFIX=$dir/install KERNELS=$kernels KERNELS_NO_INSTALL=1 \
-				KERNELS_PREPARE_ONLY=1 "$TOP/tools/workspace" check-kernels >"$kernels_log" 2>&1; then
-				kernels_prepare_failed=1
-				continue
-			fi
-			# (bounded: CI has 45 minutes.  A test that did not finish in
-			# the budget fails: a check that cannot fail proves nothing.  The
-			# subset, 6 tests, took 946 s in CI beside the other majors' checks.)
-			# (not niced below the builds: an emulated kernel starved of
-			# CPU sees its TCP timers fire late and in bursts, and once
-			# took its first test past the whole budget)
-			PG_MAJOR=18 WORKDIR=$dir KERNELS_PREFIX=$dir/install KERNELS=$kernels KERNEL_TESTS=ci \
-				KERNEL_BOOT_TIMEOUT=$kernels_budget KERNELS_NO_INSTALL=1 KERNELS_NICE=${KERNELS_NICE:-0} \
-				"$TOP/tools/workspace" check-kernels >>"$kernels_log" 2>&1 &
-			kernels_pid=$!
-		fi
+		# (after its check, if its installation came only then)
+		[ "$m" != 18 ] || [ "$kernels" = none ] || [ -n "$kernels_pid" ] || [ -n "$kernels_prepare_failed" ] ||
+			check_all_start_kernels
 	done
 	if [ "$kernels" = none ]; then
 		summary="$summary
