@@ -671,9 +671,9 @@ cmd_check_all() {
 	# The kernel our Debian 13 users run, with an unprivileged server: the
 	# CI subset on 6.12 under qemu (CHECK_ALL_KERNELS=none: not at all),
 	# against the production installation that 18's check makes.  It runs
-	# beside 18's tests and the next majors' checks: CI's time is bounded.
+	# beside the next majors' checks: CI's time is bounded.
 	local kernels=${CHECK_ALL_KERNELS-6.12} kernels_pid= kernels_start kernels_log=$TOP/.work/check-all-kernels.log
-	local kernels_budget=${CHECK_ALL_KERNELS_BUDGET:-2100} kernels_prepare_failed= check_pid
+	local kernels_budget=${CHECK_ALL_KERNELS_BUDGET:-2100} kernels_prepare_failed=
 	# The newest Debian major gets everything; the older ones (CI's 45
 	# minutes) the transport and mptcpinfo suites and the quick series
 	# checks, "make check PG_MAJOR=N" the rest.  (A git major runs only
@@ -704,19 +704,7 @@ $skipped"
 		note "make check PG_MAJOR=$m${subset:+ (the mptcp and mptcpinfo suites, the quick series checks)}"
 		rm -f "$dir/check-summary" "$dir/series-checks"
 		env PG_MAJOR="$m" WORKDIR="$dir" ${subset:+CHECK_SUBSET=1} SERIES_CHECKS_SKIP="$series_skip" \
-			"$TOP/tools/workspace" check &
-		check_pid=$!
-		# 18's production installation is made, and used by the guide
-		# check, early in its check: the guest starts then, beside 18's
-		# tests, so that emulation has the whole of the other checks'
-		# time.  (Nothing after the guide check writes the installation.)
-		if [ "$m" = 18 ] && [ "$kernels" != none ]; then
-			while kill -0 "$check_pid" 2>/dev/null && ! grep -q '^guide ' "$dir/series-checks" 2>/dev/null; do
-				sleep 5
-			done
-			! grep -q '^guide OK' "$dir/series-checks" 2>/dev/null || check_all_start_kernels
-		fi
-		wait "$check_pid" || rc=1
+			"$TOP/tools/workspace" check || rc=1
 		summary="$summary
 PostgreSQL $m: $(tail -1 "$dir/check-summary" 2>/dev/null || echo 'no result') ($(($(date +%s) - start)) s)${subset:+; the mptcp and mptcpinfo suites and the quick series checks (make check PG_MAJOR=$m: all)}"
 		[ -n "$subset" ] || [ -z "$series_skip" ] || summary="$summary; not run: $series_skip (CHECK_ALL_SERIES_SKIP; make check PG_MAJOR=$m runs them)"
@@ -724,9 +712,10 @@ PostgreSQL $m: $(tail -1 "$dir/check-summary" 2>/dev/null || echo 'no result') (
 		# X is gone; built Y from the archive: re-pin")
 		[ ! -s "$dir/cache/source-note" ] || summary="$summary
 $(cat "$dir/cache/source-note")"
-		# (after its check, if its installation came only then)
-		[ "$m" != 18 ] || [ "$kernels" = none ] || [ -n "$kernels_pid" ] || [ -n "$kernels_prepare_failed" ] ||
-			check_all_start_kernels
+		# (after 18's whole check, not beside it: its layers check puts
+		# earlier states of contrib/mptcpinfo, without the later layers'
+		# tests, in the tree the guest reads its tests from)
+		[ "$m" != 18 ] || [ "$kernels" = none ] || check_all_start_kernels
 	done
 	if [ "$kernels" = none ]; then
 		summary="$summary
