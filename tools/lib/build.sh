@@ -72,8 +72,11 @@ build_dir_autoconf() {
 	# (directories and Makefiles that a series added after configure)
 	as_tester sh "$TREE/config/prep_buildtree" "$TREE" "$dir"
 	note "make -C $dir${contrib:+ (and $contrib)}"
-	(as_tester make -s -C "$dir" -j"$(nproc)" COPT="$copt" && for c in $contrib; do
-		as_tester make -s -C "$dir/$c" -j"$(nproc)" COPT="$copt" || exit 1
+	# (two jobs more than CPUs, as ninja runs: the recursive make's serial
+	# steps, such as generated headers and links, leave a CPU idle otherwise)
+	local jobs=$(($(nproc) + 2))
+	(as_tester make -s -C "$dir" -j"$jobs" COPT="$copt" && for c in $contrib; do
+		as_tester make -s -C "$dir/$c" -j"$jobs" COPT="$copt" || exit 1
 	done) >"$WORKDIR/build-$name.log" 2>&1 ||
 		{ grep -E -B2 -A6 'error|Error' "$WORKDIR/build-$name.log" | tail -60 >&2; die "build failed (log: $WORKDIR/build-$name.log)"; }
 	grep -E 'warning:' "$WORKDIR/build-$name.log" >&2 || true
