@@ -31,11 +31,36 @@ build_dir() {
 		perl -MJSON::PP -0e 'print map { $_->{name} eq "prefix" ? $_->{value} : () } @{decode_json(<>)}')" != "$PREFIX" ]; then
 		as_tester meson configure "$dir" --prefix="$PREFIX" >/dev/null
 	fi
-	note "ninja -C $dir"
-	as_tester ninja -C "$dir" >"$WORKDIR/build-$name.log" 2>&1 ||
+	# (BUILD_SERIES_OBJECTS=1: only what the series' C files compile to)
+	local targets=()
+	if [ -n "${BUILD_SERIES_OBJECTS:-}" ]; then
+		mapfile -t targets < <(series_objects "$dir")
+		[ ${#targets[@]} -gt 0 ] || die "no object file of the series' C files in $dir/compile_commands.json"
+		# (and the libraries linked from them alone: mptcpinfo and libpq)
+		mapfile -t -O ${#targets[@]} targets < <(as_tester ninja -C "$dir" -t targets all |
+			sed -n -E 's/^(contrib\/mptcpinfo\/mptcpinfo\.so|src\/interfaces\/libpq\/libpq\.so\.[0-9.]+): .*/\1/p')
+	fi
+	note "ninja -C $dir${BUILD_SERIES_OBJECTS:+ (the ${#targets[@]} object files of the C files the series adds or changes)}"
+	as_tester ninja -C "$dir" "${targets[@]}" >"$WORKDIR/build-$name.log" 2>&1 ||
 		{ grep -E -B2 -A6 'error|FAILED' "$WORKDIR/build-$name.log" | tail -60 >&2; die "build failed (log: $WORKDIR/build-$name.log)"; }
 	grep -E 'warning:' "$WORKDIR/build-$name.log" >&2 || true
 	note "$name build ok"
+}
+
+# series_objects DIR: the object files, as DIR's compile_commands.json names
+# them, of every C file the series adds or changes (a file compiled for the
+# server and for clients has one each)
+series_objects() {
+	# shellcheck disable=SC2046
+	perl -MJSON::PP -MCwd=realpath -e '
+		my ($db, $tree, @files) = @ARGV;
+		my %ours = map { realpath("$tree/$_") => 1 } @files;
+		open(my $fh, "<", $db) or die "$db: $!";
+		local $/;
+		for my $e (@{ decode_json(<$fh>) }) {
+			my $f = realpath($e->{file} =~ m{^/} ? $e->{file} : "$e->{directory}/$e->{file}");
+			print "$e->{output}\n" if defined $f && $ours{$f};
+		}' "$1/compile_commands.json" "$TREE" $(g diff --name-only upstream HEAD -- '*.c')
 }
 
 # PostgreSQL 15 has no meson.build: the same two builds with configure and
