@@ -60,10 +60,12 @@ my $expected = $node->safe_psql('postgres',
 	"SELECT count(*) || ':' || md5(string_agg(id || ',' || payload, E'\\n' ORDER BY id) || E'\\n') FROM t_data"
 );
 
-# After its COPY the client waits for an advisory lock that this session
-# holds, so that its connection outlives the initial subflow.
+# The client waits for an advisory lock that this session holds before
+# its COPY, so that the path is cut while the COPY runs however slow the
+# queries before the cut are, and for another one after it, so that its
+# connection outlives the initial subflow.
 my $lock = $node->background_psql('postgres');
-$lock->query_safe('SELECT pg_advisory_lock(4242)');
+$lock->query_safe('SELECT pg_advisory_lock(4241), pg_advisory_lock(4242)');
 
 my $out = PostgreSQL::Test::Utils::tempdir . '/copy.out';
 my $err = '';
@@ -72,6 +74,7 @@ my $h = IPC::Run::start(
 		MptcpUtils::lab_client(
 			'psql', '-X', '-q', '-At', '-d',
 			"host=198.18.1.1 port=$port dbname=postgres mptcp=1 application_name=stall_probe",
+			'-c', 'DO $$BEGIN PERFORM pg_advisory_lock(4241); END$$',
 			'-c', 'COPY (SELECT id, payload FROM t_data ORDER BY id) TO STDOUT (FORMAT csv)',
 			'-c', 'DO $$BEGIN PERFORM pg_advisory_lock(4242); END$$')
 	],
@@ -90,7 +93,8 @@ SELECT split_part(host(s.local_addr), '.', 3), s.stalled, s.rto_timeouts,
  ORDER BY 1));
 }
 
-# both subflows carry the COPY (bounded wait), then path 1 dies
+# both subflows are there (bounded wait); then the COPY starts, and once
+# its first rows have arrived path 1 dies
 my $rows = '';
 for (1 .. 100)
 {
@@ -136,6 +140,16 @@ SKIP:
 	  or diag $stderr;
 }
 
+$lock->query_safe('SELECT pg_advisory_unlock(4241)');
+my $started = time;
+while (time - $started < 60 && $h->pumpable && (-s $out // 0) < 100_000)
+{
+	usleep(20_000);
+	eval { $h->pump_nb; 1 } or last;
+}
+ok((-s $out // 0) >= 100_000 && (-s $out) < 4_000_000,
+	'the COPY runs when the path is cut')
+  or diag sprintf('%d bytes of the COPY after %.1f s', -s $out // 0, time - $started);
 MptcpUtils::lab_blackhole(1);
 my $cut = time;
 
