@@ -572,24 +572,12 @@ cmd_check() {
 	if tree_has_edits; then
 		note "skipping the series checks: the work tree has edits not yet in patches/"
 		cmd_build
-	elif [ "${CHECK_SUBSET:-}" = compile ] && ! uses_autoconf; then
-		# (check-all's majors between the newest and the oldest: the
-		# series' C files compiled as the test build would, no suites)
-		series_check fresh-deps cmd_verify_fresh_deps
-		series_check series cmd_verify
-		series_check compile cmd_build_series_objects
-		series_check docs cmd_verify_docs
-		series_check pgindent cmd_verify_pgindent
-		[ "$SOURCE_KIND" != debian ] || series_check debian-patches cmd_verify_debian_patches
-		[ "$SOURCE_KIND" != debian ] || series_check archive cmd_verify_archive
-		mkdir -p "$BUILD/meson-logs"
-		: >"$BUILD/meson-logs/testlog.json"
-		summarize_tests
-		return
 	else
 		series_check fresh-deps cmd_verify_fresh_deps
 		series_check series cmd_verify
-		cmd_build
+		# (check-all's majors between the newest and the oldest: the
+		# series' C files compiled as the test build would, no suites)
+		if compile_only; then series_check compile cmd_build_series_objects; else cmd_build; fi
 		series_check docs cmd_verify_docs
 		series_check pgindent cmd_verify_pgindent
 		# (the production build: not for check-all's older majors)
@@ -597,6 +585,12 @@ cmd_check() {
 		[ -n "${CHECK_SUBSET:-}" ] || series_check guide cmd_verify_guide
 		[ "$SOURCE_KIND" != debian ] || series_check debian-patches cmd_verify_debian_patches
 		[ "$SOURCE_KIND" != debian ] || series_check archive cmd_verify_archive
+		if compile_only; then
+			mkdir -p "$BUILD/meson-logs"
+			: >"$BUILD/meson-logs/testlog.json"
+			summarize_tests
+			return
+		fi
 	fi
 	if [ -z "${PG_TEST_EXTRA+x}" ]; then
 		# Every MPTCP test opens TCP listen sockets and runs only with
@@ -643,7 +637,9 @@ cmd_check() {
 	summarize_tests
 }
 
-# (check's compile step for CHECK_SUBSET=compile)
+# CHECK_SUBSET=compile: check's build is the series' C files alone, and no
+# suite runs (a major built with make gets the suites subset instead)
+compile_only() { [ "${CHECK_SUBSET:-}" = compile ] && ! uses_autoconf; }
 cmd_build_series_objects() { BUILD_SERIES_OBJECTS=1 cmd_build; }
 
 # "check" for every supported major, master first; fails if any failed.
