@@ -18,7 +18,11 @@
 # (20 a view and round), BENCH_TPS_SECONDS (20; BENCH_TPS=0: no
 # throughput runs).  BENCH_TCP_NOISE=N: N idle plain-TCP connections of
 # another program on the server's loopback meanwhile (bench/tcp_noise.py),
-# which a TCP dump walks past.  Writes OUTDIR/views.csv,
+# which a TCP dump walks past.  Each round also measures, right after
+# the views, the kernel's floor for the same connections
+# (bench/kernel-repro/sock-diag-cost.c --floor: the cheapest description of
+# the server port's TCP sockets, and the MPTCP dump), as the view "floor";
+# the summary gives each view's ratio to it.  Writes OUTDIR/views.csv,
 # OUTDIR/first.csv (each view's first query in a new session: its time, the
 # second query's, and how much the backend's peak memory grew),
 # OUTDIR/tps.csv and OUTDIR/summary.txt (medians over rounds, the spread,
@@ -145,6 +149,10 @@ time_views() {
 	( while read -r _ _ _ runnable _ </proc/loadavg; do echo "${runnable%/*}"; sleep 0.2; done ) >"$WORK/runq" &
 	local sampler=$!
 	psql -X -q -At -h "$WORK" -p "$PGPORT_LAB" -U postgres -v ON_ERROR_STOP=1 -f "$script" >"$WORK/views.out" 2>"$WORK/views.err"
+	# the kernel's floor for the same connections, as many times: the
+	# cheapest description of the server port's subflows, and the MPTCP dump
+	"$WORK/sock-diag-cost" --floor "$PGPORT_LAB" "$QUERIES" >"$WORK/floor.out" 2>&1 ||
+		say "sock-diag-cost --floor: $(tail -1 "$WORK/floor.out")"
 	kill "$sampler"
 	wait "$sampler" 2>/dev/null || true
 	local runq
@@ -154,6 +162,9 @@ time_views() {
 		/^view / { v = $2; getline; rows = $1; next }
 		/^Time: / && v != "" { printf "%s,%s,%s,%d,%d,%s,%s,%d,%s\n", b, p, w, n, r, v, $2, rows, load; v = "" }' \
 		"$WORK/views.out" >>"$OUT/views.csv"
+	awk -v b="$build" -v p="$preload" -v w="$where" -v n="$n" -v r="$round" -v load="$runq" '
+		/^[0-9.]+ [0-9.]+ [0-9.]+ [0-9]+$/ { printf "%s,%s,%s,%d,%d,floor,%s,%d,%s\n", b, p, w, n, r, $1, $4, load }' \
+		"$WORK/floor.out" >>"$OUT/views.csv"
 	if [ -s "$WORK/views.err" ] && grep -v -e '^Time' "$WORK/views.err" | grep -q .; then
 		say "psql said: $(head -3 "$WORK/views.err")"
 	fi
@@ -179,6 +190,8 @@ first_queries() {
 }
 
 mkdir -p "$OUT"
+cc -O2 -Wall -o "$WORK/sock-diag-cost" "$(dirname "$0")/kernel-repro/sock-diag-cost.c" ||
+	{ say "could not build bench/kernel-repro/sock-diag-cost.c"; exit 1; }
 echo "build,preload,where,conns,round,view,first_ms,second_ms,rows,hwm_growth_kb" >"$OUT/first.csv"
 echo "build,preload,where,conns,round,view,ms,rows,runq" >"$OUT/views.csv"
 echo "build,preload,exporter,round,tps,load" >"$OUT/tps.csv"

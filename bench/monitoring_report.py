@@ -52,6 +52,7 @@ names = {
     "mptcp": "pg_stat_mptcp",
     "subflows": "pg_stat_mptcp_subflows",
     "subflows_reports": "pg_stat_mptcp_subflows, reports",
+    "floor": "kernel floor (port dump + MPTCP dump)",
 }
 print(f"Latency of one query (ms): median of the rounds' medians [min-max],"
       f" and x pg_stat_activity (median of the rounds' ratios); {cores} cores")
@@ -71,6 +72,27 @@ if discarded:
         for b, p, w, n, r in sorted(discarded)))
 print(f"highest mean run queue in the rounds kept (other tasks than the measurement's): "
       f"{max((v for k, v in loads.items() if k not in discarded), default=0)}")
+
+# the views against the kernel's floor for the same connections, measured
+# right after them in the same round (bench/kernel-repro/sock-diag-cost.c
+# --floor: the cheapest description of the server port's TCP sockets, plus
+# the MPTCP dump)
+floor_ratios = defaultdict(list)  # (b, p, w, n, view) -> [ratio a round]
+for (b, p, w, n, r, v), ms in times.items():
+    fl = times.get((b, p, w, n, r, "floor"))
+    if (b, p, w, n, r) in discarded or not fl or v in ("floor", "activity"):
+        continue
+    floor_ratios[(b, p, w, n, v)].append(median(ms) / median(fl))
+if floor_ratios:
+    print()
+    print("x the kernel's floor for the same connections, same round"
+          " (median of the rounds' ratios [min-max])")
+    for key in sorted(floor_ratios, key=lambda k: (k[3], k[2], k[0], k[1],
+                                                   list(names).index(k[4]))):
+        b, p, w, n, v = key
+        r = floor_ratios[key]
+        print(f"{b:8} {p:9} {w:8} {n:>5}  {names[v]:34} {median(r):>6.2f}x "
+              f"[{min(r):.2f}-{max(r):.2f}] {len(r)} rounds")
 
 path = os.path.join(out, "tps.csv")
 if os.path.exists(path):

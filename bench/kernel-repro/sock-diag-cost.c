@@ -18,6 +18,14 @@
  * median time over the rounds, with the 10th and 90th percentiles.
  *
  * Usage (as root, in a namespace of its own): see sock-diag-cost.sh.
+ *
+ * "sock-diag-cost --floor PORT [ROUNDS]" opens nothing: it measures, for
+ * the TCP sockets of local port PORT already there (a server's, with its
+ * clients' subflows), the cheapest description of them (the dump by port,
+ * tcp_info + congestion) and the dump of the MPTCP connections: a line a
+ * round, "MS TCP-MS MPTCP-MS SOCKETS", then the medians, "floor MS tcp MS
+ * mptcp MS sockets N".  The monitoring bench runs it beside the views, on
+ * the same connections.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -218,6 +226,49 @@ connect_pairs(int protocol, const char *addr, int n, int send_byte)
 	return ntohs(sa.sin_port);
 }
 
+static int
+floor_main(int argc, char **argv)
+{
+	int			rounds = argc > 3 ? atoi(argv[3]) : 21;
+	double	   *tcp,
+			   *mptcp,
+			   *sum;
+	int			fd,
+				n = 0;
+	int			rcvbuf = 1 << 20;
+
+	server_port = argc > 2 ? atoi(argv[2]) : 0;
+	if (server_port == 0 || rounds < 1)
+	{
+		fprintf(stderr, "usage: sock-diag-cost --floor PORT [ROUNDS]\n");
+		return 2;
+	}
+	fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_SOCK_DIAG);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)))
+		die("netlink");
+	tcp = calloc(rounds, sizeof(double));
+	mptcp = calloc(rounds, sizeof(double));
+	sum = calloc(rounds, sizeof(double));
+	for (int r = 0; r < rounds; r++)
+	{
+		double		t0 = now_ms();
+
+		n = dump(fd, IPPROTO_TCP, EXT_INFO | EXT_CONG, server_port, 0);
+		tcp[r] = now_ms() - t0;
+		t0 = now_ms();
+		dump(fd, MPTCP_PROTO, EXT_INFO, -1, 0);
+		mptcp[r] = now_ms() - t0;
+		sum[r] = tcp[r] + mptcp[r];
+		printf("%.3f %.3f %.3f %d\n", sum[r], tcp[r], mptcp[r], n);
+	}
+	qsort(tcp, rounds, sizeof(double), cmp);
+	qsort(mptcp, rounds, sizeof(double), cmp);
+	qsort(sum, rounds, sizeof(double), cmp);
+	printf("floor %.3f tcp %.3f mptcp %.3f sockets %d\n",
+		   sum[rounds / 2], tcp[rounds / 2], mptcp[rounds / 2], n);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -240,6 +291,8 @@ main(int argc, char **argv)
 	int			fd;
 	int			rcvbuf = 1 << 20;
 
+	if (argc > 1 && strcmp(argv[1], "--floor") == 0)
+		return floor_main(argc, argv);
 	if (n < 1 || noise < 0 || rounds < 1)
 	{
 		fprintf(stderr, "usage: sock-diag-cost CONNECTIONS [NOISE [ROUNDS]]\n");

@@ -80,6 +80,19 @@ typedef struct DiagDump
 	int			tcp_dumped;
 } DiagDump;
 
+/* a dump's request: for MPTCP the protocol, for TCP maybe a port filter */
+typedef struct DumpRequest
+{
+	struct nlmsghdr nlh;
+	struct inet_diag_req_v2 req;
+	struct rtattr attr;
+	union
+	{
+		uint32		proto;
+		struct inet_diag_bc_op bytecode[2 * 2 * MPTCP_DUMP_MAX_PORTS];
+	}			value;
+} DumpRequest;
+
 /*
  * struct tcp_info is at least this long in every kernel that has MPTCP
  * (bytes_retrans, Linux 4.19); struct mptcp_info was 96 bytes in 6.18.
@@ -288,6 +301,33 @@ forget_dump(void *arg)
 }
 
 /*
+ * The bytecode of an inet_diag filter that passes a socket with one of the
+ * ports, as "ss 'sport = :P or dport = :Q'" sends: a condition is two ops,
+ * the second holding the port; each jumps to the end (pass) when it holds,
+ * else to the next one, the last one past the end (fail).  Returns its
+ * length in bytes.
+ */
+static int
+port_filter(const MptcpDumpPorts *ports, struct inet_diag_bc_op *ops)
+{
+	int			n = ports->nlocal + ports->nremote;
+	int			len = n * 2 * sizeof(struct inet_diag_bc_op);
+
+	for (int i = 0; i < n; i++)
+	{
+		struct inet_diag_bc_op *op = &ops[2 * i];
+		int			left = len - i * 2 * sizeof(struct inet_diag_bc_op);
+
+		op[0].code = i < ports->nlocal ? INET_DIAG_BC_S_EQ : INET_DIAG_BC_D_EQ;
+		op[0].yes = left;
+		op[0].no = 2 * sizeof(struct inet_diag_bc_op) + (i == n - 1 ? 4 : 0);
+		op[1].no = i < ports->nlocal ? ports->local[i] :
+			ports->remote[i - ports->nlocal];
+	}
+	return len;
+}
+
+/*
  * Dump the kernel's sockets of one family and protocol in the given TCP
  * states into res.  Returns false with errno set if the kernel cannot
  * answer, EPROTONOSUPPORT if it answered an MPTCP request with TCP
@@ -295,15 +335,9 @@ forget_dump(void *arg)
  */
 static bool
 sock_diag_dump(int fd, MptcpDiag *res, int family, int protocol,
-			   uint32 states)
+			   uint32 states, const MptcpDumpPorts *ports)
 {
-	struct
-	{
-		struct nlmsghdr nlh;
-		struct inet_diag_req_v2 req;
-		struct rtattr proto_attr;
-		uint32		proto;
-	}			request;
+	DumpRequest request;
 	DiagDump	dump = {res, protocol, false, protocol == IPPROTO_TCP};
 	bool		ok;
 
@@ -318,13 +352,23 @@ sock_diag_dump(int fd, MptcpDiag *res, int family, int protocol,
 	if (protocol == IPPROTO_MPTCP)
 	{
 		/* the protocol number does not fit in sdiag_protocol */
-		request.proto_attr.rta_type = INET_DIAG_REQ_PROTOCOL;
-		request.proto_attr.rta_len = RTA_LENGTH(sizeof(uint32));
-		request.proto = IPPROTO_MPTCP;
-		request.nlh.nlmsg_len = sizeof(request);
+		request.attr.rta_type = INET_DIAG_REQ_PROTOCOL;
+		request.attr.rta_len = RTA_LENGTH(sizeof(uint32));
+		request.value.proto = IPPROTO_MPTCP;
+		request.nlh.nlmsg_len = offsetof(DumpRequest, value) + sizeof(uint32);
 	}
 	else
+	{
 		request.req.idiag_ext |= 1 << (INET_DIAG_CONG - 1);
+		if (ports != NULL)
+		{
+			int			len = port_filter(ports, request.value.bytecode);
+
+			request.attr.rta_type = INET_DIAG_REQ_BYTECODE;
+			request.attr.rta_len = RTA_LENGTH(len);
+			request.nlh.nlmsg_len = offsetof(DumpRequest, value) + len;
+		}
+	}
 
 	dump.nconns = list_length(res->conns);
 	dump.nlisteners = list_length(res->listeners);
@@ -410,7 +454,7 @@ mptcp_diag_read(int what)
 	for (int i = 0; i < lengthof(families); i++)
 	{
 		if (res->conns_read && (what & MPTCP_DIAG_CONNS_OF(families[i])) &&
-			!sock_diag_dump(fd, res, families[i], IPPROTO_MPTCP, TCP_STATES_BUT_LISTEN) &&
+			!sock_diag_dump(fd, res, families[i], IPPROTO_MPTCP, TCP_STATES_BUT_LISTEN, NULL) &&
 			errno != EAFNOSUPPORT)
 		{
 			/* ENOENT: the kernel has no MPTCP socket diagnostics */
@@ -420,7 +464,7 @@ mptcp_diag_read(int what)
 			res->conns_read = false;
 		}
 		if (res->listeners_read &&
-			!sock_diag_dump(fd, res, families[i], IPPROTO_MPTCP, TCP_STATES_LISTEN) &&
+			!sock_diag_dump(fd, res, families[i], IPPROTO_MPTCP, TCP_STATES_LISTEN, NULL) &&
 			errno != EAFNOSUPPORT)
 		{
 			elog(DEBUG1, "could not read MPTCP socket diagnostics of listeners: %m");
@@ -444,8 +488,25 @@ mptcp_diag_close(MptcpDiag *diag)
 	diag->fd = -1;
 }
 
+bool
+mptcp_dump_ports_add(MptcpDumpPorts *ports, bool local, uint16 port)
+{
+	uint16	   *list = local ? ports->local : ports->remote;
+	int		   *n = local ? &ports->nlocal : &ports->nremote;
+
+	for (int i = 0; i < *n; i++)
+	{
+		if (list[i] == port)
+			return true;
+	}
+	if (*n == MPTCP_DUMP_MAX_PORTS)
+		return false;
+	list[(*n)++] = port;
+	return true;
+}
+
 void
-mptcp_diag_read_subflows(MptcpDiag *diag)
+mptcp_diag_read_subflows(MptcpDiag *diag, const MptcpDumpPorts *ports)
 {
 #ifdef USE_MPTCP
 	static const int families[] = {AF_INET, AF_INET6};
@@ -453,10 +514,18 @@ mptcp_diag_read_subflows(MptcpDiag *diag)
 
 	if ((fd = mptcp_diag_borrow_socket(diag)) < 0)
 		return;
+	/*
+	 * (what an earlier dump found goes: this one finds it again; the lists
+	 * the caller took from it stay, with the query's memory)
+	 */
+	diag->subflows = NIL;
+	if (diag->by_token != NULL)
+		hash_destroy(diag->by_token);
+	diag->by_token = NULL;
 	for (int i = 0; i < lengthof(families); i++)
 	{
 		if (!sock_diag_dump(fd, diag, families[i], IPPROTO_TCP,
-							MPTCP_TCP_STATES_SUBFLOWS) &&
+							MPTCP_TCP_STATES_SUBFLOWS, ports) &&
 			errno != EAFNOSUPPORT)
 			ereport(WARNING,
 					(errmsg("could not read TCP socket diagnostics: %m")));

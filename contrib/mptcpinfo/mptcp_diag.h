@@ -204,12 +204,34 @@ extern MptcpDiag *mptcp_diag_read(int what);
 extern void mptcp_diag_close(MptcpDiag *diag);
 
 /*
+ * TCP ports that a dump of subflows keeps: a socket with one of the local
+ * ports or one of the remote ports.  The kernel filters, so a dump walks
+ * past the host's other TCP connections without describing them.
+ */
+#define MPTCP_DUMP_MAX_PORTS 32
+typedef struct MptcpDumpPorts
+{
+	int			nlocal;
+	int			nremote;
+	uint16		local[MPTCP_DUMP_MAX_PORTS];
+	uint16		remote[MPTCP_DUMP_MAX_PORTS];
+} MptcpDumpPorts;
+
+/*
+ * Add a port to ports (local or remote) unless it is there; false if
+ * ports is full.
+ */
+extern bool mptcp_dump_ports_add(MptcpDumpPorts *ports, bool local, uint16 port);
+
+/*
  * Add the MPTCP subflows of the namespace to diag, from a dump of its TCP
  * sockets, to find them by token below: only those the kernel shows as
  * subflows (its ULP info), so memory follows the subflows, not the host's
- * TCP connections.  A kernel that cannot answer gets a WARNING.
+ * TCP connections.  With ports (not NULL), only the sockets with one of
+ * those ports; a later call replaces what an earlier one found.  A kernel
+ * that cannot answer gets a WARNING.
  */
-extern void mptcp_diag_read_subflows(MptcpDiag *diag);
+extern void mptcp_diag_read_subflows(MptcpDiag *diag, const MptcpDumpPorts *ports);
 
 /*
  * The scan's netlink socket (-1 if there is none), lent to one caller that

@@ -1,0 +1,102 @@
+
+# Copyright (c) 2026, PostgreSQL Global Development Group
+
+# pg_stat_mptcp_subflows reads the subflows it cannot look up from a dump
+# of the TCP sockets that the kernel filters by the connections' ports: the
+# host's other TCP connections are walked past, not described.  (A
+# connection with a subflow on another port, a port-based endpoint, is then
+# read from a dump of all: src/test/mptcp/t/006_signal_ports.pl.)
+#
+# Runs only with PG_TEST_EXTRA=mptcp, in a private network namespace (see
+# src/test/mptcp/README), and needs a Linux kernel that can create MPTCP
+# sockets; skips otherwise.
+
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib "$FindBin::RealBin/../../../src/test/mptcp/t";
+use MptcpUtils;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IO::Socket::IP;
+
+BEGIN { MptcpUtils::enter_private_netns(); }
+
+MptcpUtils::require_kernel_mptcp();
+MptcpUtils::use_tcp_nodes();
+
+my $npaths = 2;
+MptcpUtils::lab_up($npaths, undef);
+
+my $node = PostgreSQL::Test::Cluster->new('dump_ports');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', q(
+listen_mptcp = on
+listen_addresses = '*'
+));
+$node->append_conf('pg_hba.conf', "host all all 198.18.0.0/15 trust\n");
+$node->start;
+my $port = $node->port;
+$node->safe_psql('postgres', 'CREATE EXTENSION mptcpinfo');
+
+# another program's plain TCP connections on loopback: 2 sockets each
+my $nnoise = 50;
+my $listener = IO::Socket::IP->new(
+	LocalHost => '127.0.0.1',
+	LocalPort => 0,
+	Listen => $nnoise)
+  or die "could not listen: $@";
+my @noise;
+for (1 .. $nnoise)
+{
+	push @noise,
+	  IO::Socket::IP->new(
+		PeerHost => '127.0.0.1',
+		PeerPort => $listener->sockport)
+	  or die "could not connect: $@";
+	push @noise, scalar($listener->accept) or die "could not accept: $!";
+}
+
+my ($in, $out, $err) = ('', '', '');
+my $h = IPC::Run::start(
+	[
+		MptcpUtils::lab_client(
+			'psql', '-X', '-At', '-d',
+			"host=198.18.1.1 port=$port dbname=postgres mptcp=require application_name=dump_client"
+		)
+	],
+	'<', \$in, '>', \$out, '2>', \$err);
+$in .= "SELECT pg_sleep(60);\n";
+$h->pump_nb;
+
+# (a new session each time: nothing remembered of earlier queries, so the
+# connection's subflows, more than its initial one, come from a dump)
+my $subflows_sql =
+  "SELECT count(*) FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'dump_client'";
+my $subflows = 0;
+for my $try (1 .. 200)
+{
+	$subflows = $node->safe_psql('postgres', $subflows_sql);
+	last if $subflows >= $npaths;
+	$h->pump_nb;
+	select(undef, undef, undef, 0.1);
+}
+is($subflows, $npaths, 'the client connection has a subflow on each path');
+
+my ($ret, $stdout, $stderr) = $node->psql('postgres',
+	"SET client_min_messages = debug1;\n$subflows_sql");
+is($stdout, $npaths, 'read from a dump, it has them all');
+my ($dumped) = $stderr =~ /; (\d+) TCP sockets dumped/;
+ok( defined $dumped && $dumped < $nnoise,
+	"the dump described the server port's sockets only, not the other program's "
+	  . 2 * $nnoise
+	  . " (@{[ $dumped // 'no DEBUG line' ]})");
+
+$h->kill_kill;
+$h->finish;
+$_->close for @noise;
+
+$node->stop;
+done_testing();
