@@ -39,12 +39,19 @@ $(grep -c '# SKIP' "selftests/$t.tap" | tr -d '\n')" >>selftests/results
 
 if [ -n "$KC_SELFTESTS" ]; then
 	mkdir -p selftests
-	for entry in $KC_SELFTESTS; do
-		# ("mptcp_join.sh:-f": the script with one option, e.g. one of
-		# mptcp_join.sh's groups of tests, reported as mptcp_join.sh-f)
-		script=${entry%%:*} args=
+	# ("mptcp_join.sh:-f": the script with one option, e.g. one of
+	# mptcp_join.sh's groups of tests, reported as mptcp_join.sh-f;
+	# "blackhole.sh@7": 7 runs in this boot, reported as blackhole.sh.1 to .7)
+	for entry in $(for e in $KC_SELFTESTS; do
+		case $e in
+		*@[0-9]*) for i in $(seq "${e##*@}"); do echo "${e%@*}@$i"; done ;;
+		*) echo "$e" ;;
+		esac
+	done); do
+		rep= script=${entry%%:*} args=
+		case $entry in *@*) rep=.${entry##*@} entry=${entry%@*} script=${entry%%:*} ;; esac
 		[ "$script" = "$entry" ] || args=${entry#*:}
-		t=$script$args start=$(date +%s)
+		t=$script$args$rep start=$(date +%s)
 		# (their own directory: they source mptcp_lib.sh and ../lib.sh)
 		(cd kselftest/net/mptcp && timeout --kill-after=30 "$KC_SELFTEST_TIMEOUT" "./$script" $args) \
 			>"selftests/$t.log" 2>&1 </dev/null
