@@ -51,7 +51,9 @@ if [ -n "$KC_SELFTESTS" ]; then
 		rep= script=${entry%%:*} args=
 		case $entry in *@*) rep=.${entry##*@} entry=${entry%@*} script=${entry%%:*} ;; esac
 		[ "$script" = "$entry" ] || args=${entry#*:}
+		# ("mptcp_join.sh:-l,2": options and test ids, comma-separated)
 		t=$script$args$rep start=$(date +%s)
+		args=${args//,/ }
 		# (their own directory: they source mptcp_lib.sh and ../lib.sh)
 		(cd kselftest/net/mptcp && timeout --kill-after=30 "$KC_SELFTEST_TIMEOUT" "./$script" $args) \
 			>"selftests/$t.log" 2>&1 </dev/null

@@ -33,7 +33,8 @@
 # mptcp_join.sh"; an entry SCRIPT:OPTION runs SCRIPT with that option, as
 # "mptcp_join.sh:-f" for one of its groups of tests, so that mptcp_join.sh,
 # hours under emulation, can run a few groups per boot: each entry's
-# results replace only its own earlier ones; SCRIPT@N runs it N times,
+# results replace only its own earlier ones; "SCRIPT:OPT,ARG" passes both,
+# as "mptcp_join.sh:-l,2" for its second link-failure test; SCRIPT@N runs it N times,
 # reported as SCRIPT.1 to SCRIPT.N), KERNEL_SELFTEST_TIMEOUT (seconds
 # for one selftest file, default 2400), KERNEL_COMPARE_KERNELS ("unpatched
 # patched"), KERNEL_COMPARE_BUILD_ONLY=1, KERNEL_COMPARE_PUBLISH=1 (copy the
