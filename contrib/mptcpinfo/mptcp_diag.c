@@ -514,6 +514,7 @@ mptcp_diag_read_subflows(MptcpDiag *diag, const MptcpDumpPorts *ports)
 
 	if ((fd = mptcp_diag_borrow_socket(diag)) < 0)
 		return;
+
 	/*
 	 * (what an earlier dump found goes: this one finds it again; the lists
 	 * the caller took from it stay, with the query's memory)
