@@ -195,7 +195,7 @@ same_ends(const MptcpSockEnds *a, const MptcpSockEnds *b)
 
 /*
  * The TCP sockets of the network namespace (IPv4 and IPv6), as the kernel
- * counts them for /proc/net/sockstat; INT_MAX if it cannot be read.
+ * counts them for /proc/net/sockstat; PG_INT32_MAX if it cannot be read.
  */
 static int
 tcp_sockets_in_use(void)
@@ -213,7 +213,7 @@ tcp_sockets_in_use(void)
 		int			n = -1;
 
 		if (f == NULL)
-			return i == 0 ? INT_MAX : total;	/* (no IPv6: none) */
+			return i == 0 ? PG_INT32_MAX : total;	/* (no IPv6: none) */
 		while (n < 0 && fgets(line, sizeof(line), f) != NULL)
 		{
 			if (sscanf(line, files[i][1], &n) != 1)
@@ -221,7 +221,7 @@ tcp_sockets_in_use(void)
 		}
 		FreeFile(f);
 		if (n < 0)
-			return INT_MAX;
+			return PG_INT32_MAX;
 		total += n;
 	}
 	return total;
