@@ -30,7 +30,6 @@
 #include "mptcp_lookup.h"
 #include "mptcp_netlink.h"
 #include "mptcp_subflows.h"
-#include "storage/fd.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
@@ -194,58 +193,6 @@ same_ends(const MptcpSockEnds *a, const MptcpSockEnds *b)
 }
 
 /*
- * The TCP sockets of the network namespace (IPv4 and IPv6), as the kernel
- * counts them for /proc/net/sockstat; PG_INT32_MAX if it cannot be read.
- */
-static int
-tcp_sockets_in_use(void)
-{
-	static const char *const files[][2] = {
-		{"/proc/net/sockstat", "TCP: inuse %d"},
-		{"/proc/net/sockstat6", "TCP6: inuse %d"},
-	};
-	int			total = 0;
-
-	for (int i = 0; i < lengthof(files); i++)
-	{
-		FILE	   *f = AllocateFile(files[i][0], "r");
-		char		line[256];
-		int			n = -1;
-
-		if (f == NULL)
-			return i == 0 ? PG_INT32_MAX : total;	/* (no IPv6: none) */
-		while (n < 0 && fgets(line, sizeof(line), f) != NULL)
-		{
-			if (sscanf(line, files[i][1], &n) != 1)
-				n = -1;
-		}
-		FreeFile(f);
-		if (n < 0)
-			return PG_INT32_MAX;
-		total += n;
-	}
-	return total;
-}
-
-/*
- * Would a dump of the TCP sockets filtered by the connections' ports cost
- * less than these lookups?  It walks the kernel's whole table and
- * describes the sockets it keeps; a lookup finds its socket at once but
- * costs more per subflow.  Measured on Linux 6.18 (bench/kernel-repro/
- * sock-diag-cost.c): about 3 us a lookup, against 0.07-0.1 us a socket
- * walked and 1.6 us a socket described by the dump.  So the dump is the
- * cheaper where the lookups are more than about one in 16 of the
- * namespace's TCP sockets, and where it describes subflows at all.
- */
-#define DUMP_MIN_LOOKUPS 64
-static bool
-dump_is_cheaper(int nlookups)
-{
-	return nlookups >= DUMP_MIN_LOOKUPS && ulp_info_known && ulp_info_shown &&
-		nlookups > tcp_sockets_in_use() / 16;
-}
-
-/*
  * Look up the subflows of conns (all SUBFLOWS_NOT_DUMPED) by their ends
  * where they are known: a connection's only subflow has its ends, and the
  * session keeps the others' from its last query.  Those found become
@@ -297,16 +244,6 @@ lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 			 */
 			ends[nlookups++] = &c->ends;
 		}
-	}
-	if (dump_is_cheaper(nlookups))
-	{
-		/* (the connections without subflows are described all the same) */
-		for (int k = 0; k < n; k++)
-		{
-			if (count[k] > 0)
-				first[k] = -1;
-		}
-		nlookups = 0;
 	}
 	found = palloc(sizeof(MptcpSubflow *) * (nlookups + 1));
 	mptcp_lookup_ends(diag, nlookups, ends, found);
