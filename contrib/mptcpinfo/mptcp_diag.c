@@ -1,14 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * mptcp_diag.c
- *	  The kernel's MPTCP connections, subflows and listening sockets, read
- *	  through socket diagnostics (sock_diag).
+ *	  The kernel's MPTCP sockets, read through socket diagnostics
+ *	  (sock_diag).
  *
  * This is what "ss -M" and "ss -ti" do (NETLINK_SOCK_DIAG): one dump of
- * the MPTCP sockets gives each connection's struct mptcp_info, and one of
- * the listening MPTCP sockets tells which addresses and ports accept joins
- * (Linux 5.19).  Neither needs privileges: the kernel answers for the
- * caller's network namespace.
+ * the MPTCP sockets gives each connection's struct mptcp_info.  It needs no
+ * privileges: the kernel answers for the caller's network namespace.
  *
  * A TCP socket's answer gives a subflow's struct tcp_info, its congestion
  * control and, in its MPTCP ULP info, the token of the connection it
@@ -56,13 +54,9 @@
 #define ULP_INFO_MPTCP 3		/* INET_ULP_INFO_MPTCP */
 #define SUBFLOW_ATTR_TOKEN_LOC 2	/* MPTCP_SUBFLOW_ATTR_TOKEN_LOC */
 #define SUBFLOW_ATTR_FLAGS 8	/* MPTCP_SUBFLOW_ATTR_FLAGS */
-#ifndef INET_DIAG_SKV6ONLY
-#define INET_DIAG_SKV6ONLY 11
-#endif
 
 #define TCP_STATE_LISTEN 10
 #define TCP_STATES_BUT_LISTEN (((1 << 12) - 1) & ~(1 << TCP_STATE_LISTEN))
-#define TCP_STATES_LISTEN (1 << TCP_STATE_LISTEN)
 
 /* one answer per socket; a namespace may hold millions, but not more */
 #define DIAG_MAX_SOCKETS 16000000
@@ -99,9 +93,6 @@ typedef struct DumpRequest
  */
 #define TCP_INFO_MIN_LEN sizeof(TcpInfo)
 #endif							/* USE_MPTCP */
-
-const uint8 mptcp_any4_mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-const uint8 mptcp_any6_mapped[16] = {0};
 
 void
 mptcp_addr_to_mapped(int family, const void *addr, uint8 *out)
@@ -464,7 +455,7 @@ mptcp_diag_read(int what)
 			res->conns_read = false;
 		}
 		if (res->listeners_read &&
-			!sock_diag_dump(fd, res, families[i], IPPROTO_MPTCP, TCP_STATES_LISTEN, NULL) &&
+			!sock_diag_dump(fd, res, families[i], IPPROTO_MPTCP, 1 << TCP_STATE_LISTEN, NULL) &&
 			errno != EAFNOSUPPORT)
 		{
 			elog(DEBUG1, "could not read MPTCP socket diagnostics of listeners: %m");

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * mptcp_diag.h
- *	  The kernel's MPTCP connections, subflows and listening sockets, read
- *	  through socket diagnostics (sock_diag).
+ *	  The kernel's MPTCP sockets, read through socket diagnostics
+ *	  (sock_diag).
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -184,7 +184,7 @@ typedef struct MptcpDiag
 #define MPTCP_DIAG_CONNS_INET	0x1 /* the IPv4 connections */
 #define MPTCP_DIAG_CONNS_INET6	0x2 /* the IPv6 connections */
 #define MPTCP_DIAG_CONNS		(MPTCP_DIAG_CONNS_INET | MPTCP_DIAG_CONNS_INET6)
-#define MPTCP_DIAG_LISTENERS	0x4
+#define MPTCP_DIAG_LISTENERS	0x4 /* listening MPTCP sockets (Linux 5.19) */
 /* the connections of an address family (AF_INET, AF_INET6; else none) */
 #define MPTCP_DIAG_CONNS_OF(family) \
 	((family) == AF_INET ? MPTCP_DIAG_CONNS_INET : \
@@ -273,10 +273,6 @@ extern int	mptcp_conn_subflows(const MptcpConn *c, bool *has_initial);
 
 /* an address of the given family as IPv6, IPv4 ones IPv4-mapped */
 extern void mptcp_addr_to_mapped(int family, const void *addr, uint8 *out);
-
-/* the wildcard addresses in that form: 0.0.0.0 (mapped) and :: */
-extern const uint8 mptcp_any4_mapped[16];
-extern const uint8 mptcp_any6_mapped[16];
 
 /*
  * An IPv4 or IPv6 socket address as an address as above, its port and (if

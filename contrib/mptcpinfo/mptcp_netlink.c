@@ -1,14 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * mptcp_netlink.c
- *	  One netlink request and its answers, for sock_diag and generic
- *	  netlink alike.
+ *	  One netlink request and its answers.
  *
- * The kernel sources of this module that speak netlink, the socket
- * diagnostics (mptcp_diag.c), routes (mptcp_route.c) and the path manager's
- * generic netlink family (mptcp_pm.c), send one request and read answers
- * until the kernel says it is done, or (mptcp_diag.c's lookups of single
- * sockets) several requests of one answer each.  The loops are here, once:
+ * Each netlink request of the module (socket diagnostics, and any other
+ * netlink family it reads) is sent here, and its answers are read until
+ * the kernel says it is done, or, for lookups of single sockets, several
+ * requests of one answer each are.  The loops are here, once:
  * bounded in time (the socket's receive timeout) and in the number of
  * answers, cancellable, and they never leave the socket open behind an
  * ERROR.  They read only what the kernel sent, and whole datagrams:

@@ -39,6 +39,9 @@
  * kernel could not list them (before Linux 5.19), nor where our own server
  * listens with MPTCP and is not among them.
  */
+static const uint8 any4_mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+static const uint8 any6[16] = {0};
+
 bool
 mptcp_pm_accepts_joins(const MptcpEndpoint *ep, const MptcpDiag *listeners,
 					   bool *known)
@@ -61,9 +64,9 @@ mptcp_pm_accepts_joins(const MptcpEndpoint *ep, const MptcpDiag *listeners,
 		ours_listed = true;
 		if (memcmp(l->ends.local, mapped, 16) == 0 ||
 			(l->ends.family == AF_INET && ep->family == AF_INET &&
-			 memcmp(l->ends.local, mptcp_any4_mapped, 16) == 0) ||
+			 memcmp(l->ends.local, any4_mapped, 16) == 0) ||
 			(l->ends.family == AF_INET6 &&
-			 memcmp(l->ends.local, mptcp_any6_mapped, 16) == 0 &&
+			 memcmp(l->ends.local, any6, 16) == 0 &&
 			 (ep->family == AF_INET6 || !l->v6only)))
 			joins = true;
 	}

@@ -193,8 +193,11 @@ static MptcpReport local_report;
 static bool
 closed_subflow(const MptcpSockEnds *ends)
 {
-	return memcmp(ends->local, mptcp_any4_mapped, 16) == 0 ||
-		memcmp(ends->local, mptcp_any6_mapped, 16) == 0;
+	static const uint8 any4_mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	static const uint8 any6[16] = {0};
+
+	return memcmp(ends->local, any4_mapped, 16) == 0 ||
+		memcmp(ends->local, any6, 16) == 0;
 }
 
 /* describe one MPTCP socket of this process into r */

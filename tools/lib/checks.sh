@@ -524,10 +524,18 @@ cmd_verify_pgindent() {
 # the tree stays the series' (a later layer adds core hooks that nothing
 # calls without it), so no prefix needs a build of its own.  The module is
 # put back and rebuilt afterwards.
+# A layer's SQL scripts, and no later one's: "meson test --suite setup"
+# installs into tmp_install over what is there, and an update script left
+# from another layer would offer a version whose C this one lacks.
+layers_forget_scripts() {
+	find "$BUILD/tmp_install" -path '*/extension/mptcpinfo*' -delete 2>/dev/null || true
+}
+
 layers_put_back() {
 	rm -rf "${TREE:?}/contrib/mptcpinfo"
 	g checkout -q HEAD -- contrib/mptcpinfo
 	touch "$TREE"/contrib/mptcpinfo/*
+	layers_forget_scripts
 	as_tester ninja -C "$BUILD" >/dev/null
 	# (its own log: "check" sums up testlog.json, the series' suites)
 	as_tester meson test -C "$BUILD" --no-rebuild --logbase verify-layers-setup --suite setup >/dev/null
@@ -554,6 +562,7 @@ cmd_verify_layers() {
 		g archive "$c" "$dir" | tar -x -C "$TREE"
 		touch "$TREE/$dir"/*
 		chown -R "$(stat -c %u:%g "$TREE")" "$TREE/$dir"
+		layers_forget_scripts
 		as_tester ninja -C "$BUILD" >"$WORKDIR/verify-layers-build.log" 2>&1 ||
 			{ tail -30 "$WORKDIR/verify-layers-build.log"; rc=1; continue; }
 		as_tester meson test -C "$BUILD" --no-rebuild --print-errorlogs \

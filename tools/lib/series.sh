@@ -222,10 +222,9 @@ refresh_into() {
 		fi
 	done <<<"$(series_files "$tmp/patches")"
 	# (what is not made from the commits: the pinned source, the cover
-	# letters, the export's messages and layers)
+	# letters)
 	cp -p "$out/patches/$PG_MAJOR/upstream.conf" "$tmp/patches/" 2>/dev/null || true
-	cp -p "$out/patches/$PG_MAJOR"/cover-letter* "$out/patches/$PG_MAJOR"/export-message-* "$tmp/patches/" 2>/dev/null || true
-	cp -a "$out/patches/$PG_MAJOR"/export-without-* "$tmp/patches/" 2>/dev/null || true
+	cp -p "$out/patches/$PG_MAJOR"/cover-letter* "$tmp/patches/" 2>/dev/null || true
 	rm -rf "${out:?}/patches/$PG_MAJOR"
 	mkdir -p "$out/patches"
 	cp -a "$tmp/patches" "$out/patches/$PG_MAJOR"
@@ -249,9 +248,10 @@ cmd_refresh() {
 # threads it is posted as: "core:1-4 monitoring:5-11" gives $out/core and
 # $out/monitoring, each numbered from 1 with its own cover letter
 # (patches/MAJOR/cover-letter-NAME), a later thread on top of the earlier
-# ones (its patches name them as prerequisite-patch-id).  Split threads
-# are shaped for review (export_shape); patches/ and the packages keep
-# everything.  EXPORT_SPLIT= (empty) exports the whole series.
+# ones (its patches name them as prerequisite-patch-id).  The threads are
+# the series' own patches, as they are; a patch after the last range
+# (master's SQL versions of the packages) is not posted.
+# EXPORT_SPLIT= (empty) exports the whole series.
 cmd_export() {
 	local out=${EXPORT_DIR:-$WORKDIR/export}
 	[ -d "$TREE/.git" ] || cmd_apply
@@ -263,9 +263,8 @@ cmd_export() {
 		ls "$out" >&2
 		return 0
 	fi
-	local shaped=$WORKDIR/export-tree part name from to base
-	export_shape "$shaped"
-	local commits=($(git -c safe.directory='*' -C "$shaped" rev-list --reverse upstream..HEAD))
+	local part name from to base
+	local commits=($(g rev-list --reverse upstream..HEAD))
 	base=upstream
 	for part in $EXPORT_SPLIT; do
 		name=${part%%:*}
@@ -276,7 +275,7 @@ cmd_export() {
 			die "EXPORT_SPLIT: $part is not a range of patches 1-${#commits[@]}"
 		[ -f "$SERIES_DIR/cover-letter-$name" ] || die "no cover letter patches/$PG_MAJOR/cover-letter-$name"
 		[ "$from" -eq 1 ] || base=${commits[$((from - 2))]}
-		export_range "$shaped" "$out/$name" "$base" "${commits[$((to - 1))]}" "$SERIES_DIR/cover-letter-$name"
+		export_range "$TREE" "$out/$name" "$base" "${commits[$((to - 1))]}" "$SERIES_DIR/cover-letter-$name"
 	done
 	note "exported to $out:"
 	(cd "$out" && ls -R) >&2
@@ -295,245 +294,6 @@ export_range() {
 		-c user.name="$(g log -1 --format=%an)" -c user.email="$(g log -1 --format=%ae)" \
 		format-patch -q -v"$EXPORT_VERSION" --no-signature "${opts[@]}" -o "$out" "$from..$to"
 	[ ! -f "$cover" ] || fill_cover_letter "$cover" "$out"/*-0000-cover-letter.patch
-}
-
-# export_shape DIR: the work tree's commits re-made in DIR for review.  The
-# commit that adds contrib/mptcpinfo gets one SQL version: the latest
-# install script as mptcpinfo--1.0.sql, without the update scripts, their
-# regression test and the documentation of earlier versions; and, unless
-# EXPORT_NO_ONE_VERSION is set, the C without the earlier versions' entry
-# points (patches/MAJOR/export-without-earlier-versions: its PATH.diff
-# files, applied exactly).
-export_shape() {
-	local dir=$1 c n=0
-	rm -rf "$dir"
-	git -c safe.directory='*' clone -q --no-checkout "$TREE" "$dir"
-	local sg=(git -c safe.directory='*' -c user.name=export -c user.email=export@localhost -C "$dir")
-	# (the clone has the tree's tag upstream)
-	"${sg[@]}" checkout -q --detach upstream
-	for c in $(g rev-list --reverse upstream..HEAD); do
-		n=$((n + 1))
-		"${sg[@]}" cherry-pick -n "$c" >/dev/null 2>&1 ||
-			die "export: $(g log -1 --format=%s "$c") does not apply to the shaped series"
-		if ! g diff --quiet --diff-filter=A "$c^" "$c" -- contrib/mptcpinfo/mptcpinfo.control; then
-			(cd "$dir/contrib/mptcpinfo" && shape_one_sql_version) ||
-				die "export: could not shape contrib/mptcpinfo to one SQL version"
-			"${sg[@]}" add -A contrib/mptcpinfo doc
-			[ -n "${EXPORT_NO_ONE_VERSION:-}" ] || export_apply_layer "$dir" earlier-versions
-		fi
-		"${sg[@]}" commit -q --no-verify --allow-empty -C "$c"
-		# patches/MAJOR/export-message-N: patch N's message for review
-		if [ -f "$SERIES_DIR/export-message-$n" ]; then
-			"${sg[@]}" commit -q --no-verify --amend --cleanup=verbatim -F "$SERIES_DIR/export-message-$n"
-		fi
-	done
-	[ -n "${EXPORT_NO_LAYERS:-}" ] || ! has_export_layers || export_layers "$dir"
-}
-
-# Are some of mptcpinfo's layers still made by removal diffs
-# (patches/MAJOR/export-without-NAME)?
-has_export_layers() {
-	local layer
-	for layer in $EXPORT_LAYERS_ORDER; do
-		[ ! -d "$SERIES_DIR/export-without-$layer" ] || return 0
-	done
-	return 1
-}
-
-# export-layers: remake patches/MAJOR/export-without-*/ after mptcpinfo
-# changed: each layer's files are left out and its diffs applied (with
-# fuzz) to the exported contrib commit, then written back exactly.  A
-# diff that does not apply leaves its .rej in the scratch tree named, to
-# resolve there by hand and run again with EXPORT_LAYERS_KEEP=1.
-cmd_export_layers() {
-	local tmp=$WORKDIR/export-layers layer d f prev c
-	has_export_layers || die "patches/$PG_MAJOR has no export layers"
-	[ -d "$TREE/.git" ] || cmd_apply
-	local sg=(git -c safe.directory='*' -c user.name=export -c user.email=export@localhost -C "$tmp")
-	if [ -z "${EXPORT_LAYERS_KEEP:-}" ]; then
-		EXPORT_NO_LAYERS=1 EXPORT_NO_ONE_VERSION=1 export_shape "$tmp"
-		for c in $("${sg[@]}" rev-list --reverse upstream..HEAD); do
-			"${sg[@]}" diff --quiet --diff-filter=A "$c^" "$c" -- contrib/mptcpinfo/mptcpinfo.control || prev=$c
-		done
-		"${sg[@]}" checkout -q --detach "$prev"
-	fi
-	# (the earlier versions' entry points first: export_shape takes them
-	# out of the contrib commit itself, and the layers follow from there)
-	for layer in earlier-versions $EXPORT_LAYERS_ORDER; do
-		d=$SERIES_DIR/export-without-$layer
-		[ -d "$d" ] || continue
-		# (with EXPORT_LAYERS_KEEP, a layer resolved by hand is kept)
-		c=$("${sg[@]}" log --format=%H --grep="^without $layer\$" -1 HEAD)
-		if [ -z "$c" ]; then
-			local failed=
-			export_omit "$tmp" "$layer"
-			for f in $(cd "$d" && find . -name '*.diff' | sed 's|^\./||' | sort); do
-				(cd "$tmp" && patch -s -p1 -F3 --no-backup-if-mismatch <"$d/$f") || failed+=" $f"
-			done
-			[ -z "$failed" ] ||
-				die "export-layers: of export-without-$layer,$failed did not apply: resolve them in $tmp
-  (the .rej files), commit all there as \"without $layer\", and run again with EXPORT_LAYERS_KEEP=1"
-			"${sg[@]}" add -A
-			"${sg[@]}" commit -q --no-verify --allow-empty -m "without $layer"
-			c=$("${sg[@]}" rev-parse HEAD)
-		fi
-		prev=$c^
-		find "$d" -name '*.diff' -delete
-		"${sg[@]}" diff --name-only --diff-filter=D "$prev" "$c" >"$d/omit"
-		for f in $("${sg[@]}" diff --name-only --diff-filter=M "$prev" "$c"); do
-			mkdir -p "$d/$(dirname "$f")"
-			"${sg[@]}" diff "$prev" "$c" -- "$f" >"$d/$f.diff"
-		done
-		find "$d" -depth -type d -empty -delete
-		note "remade patches/$PG_MAJOR/export-without-$layer"
-	done
-}
-
-# export_omit DIR NAME: the files that patches/MAJOR/export-without-NAME/omit
-# lists, removed from the index and files of DIR.
-export_omit() {
-	local f
-	while read -r f; do
-		# (-f: a layer taken out before may have changed the file)
-		[ -z "$f" ] || git -c safe.directory='*' -C "$1" rm -rqf -- "$f" ||
-			die "export: could not leave out $f (patches/$PG_MAJOR/export-without-$2/omit)"
-	done <"$SERIES_DIR/export-without-$2/omit"
-}
-
-# export_apply_layer DIR NAME: the diffs of patches/MAJOR/export-without-NAME
-# applied exactly to the index and files of DIR, and its omitted files
-# removed.
-export_apply_layer() {
-	local dir=$1 d=$SERIES_DIR/export-without-$2 f
-	local sg=(git -c safe.directory='*' -C "$dir")
-	[ -d "$d" ] || return 0
-	export_omit "$dir" "$2"
-	for f in $(cd "$d" && find . -name '*.diff' | sed 's|^\./||' | sort); do
-		"${sg[@]}" apply --index "$d/$f" ||
-			die "export: patches/$PG_MAJOR/export-without-$2/$f does not apply:
-  make it the diff from the exported file to its version without that layer (make export-layers)"
-	done
-}
-
-# The layers of contrib/mptcpinfo that the export still takes out of the
-# series' first mptcpinfo patch (patches/MAJOR/export-without-NAME), in the
-# order they are taken out: each is described without the ones before it.
-# (The report path is a patch of the series, after core's hooks.)
-EXPORT_LAYERS_ORDER="diagnostics lookups walreceiver"
-
-# export_layers DIR: the series' first mptcpinfo patch (the one that adds
-# mptcpinfo.control) posted in layers, the views first: that patch without
-# every layer of EXPORT_LAYERS_ORDER, then each layer added back, from the
-# last one taken out to the first (those whose
-# patches/MAJOR/export-without-NAME exists).  export-without-NAME says how
-# the patch looks without a layer (without the diagnostics, then also
-# without the lookups, and so on): "omit" lists the files left out,
-# PATH.diff turns a file into its version without the layer (exactly, like
-# an overlay diff), and "message" is the message of the patch that adds
-# the layer.  The views take the patch's own message.  The commits after
-# it (core's hooks, the report path, the lab tests) follow unchanged.
-export_layers() {
-	local dir=$1
-	local sg=(git -c safe.directory='*' -c user.name=export -c user.email=export@localhost -C "$dir")
-	local commits i contrib=-1 full prev tree c layer layers=()
-	for layer in $EXPORT_LAYERS_ORDER; do
-		[ ! -d "$SERIES_DIR/export-without-$layer" ] || layers+=("$layer")
-	done
-	commits=($("${sg[@]}" rev-list --reverse upstream..HEAD))
-	for i in "${!commits[@]}"; do
-		"${sg[@]}" diff --quiet --diff-filter=A "${commits[i]}^" "${commits[i]}" -- contrib/mptcpinfo/mptcpinfo.control || contrib=$i
-	done
-	[ "$contrib" -ge 1 ] || die "export: no commit adds contrib/mptcpinfo"
-	full=${commits[contrib]}
-	# (commit-tree with a commit's author and date, and a message)
-	as_commit() {
-		GIT_AUTHOR_NAME=$("${sg[@]}" log -1 --format=%an "$1") GIT_AUTHOR_EMAIL=$("${sg[@]}" log -1 --format=%ae "$1") \
-			GIT_AUTHOR_DATE=$("${sg[@]}" log -1 --format=%ad "$1") "${sg[@]}" commit-tree "$2" -p "$3" -F "$4"
-	}
-	# without LAYER...: the patch's tree without the layers
-	without() {
-		local layer
-		"${sg[@]}" checkout -q -f --detach "$full"
-		for layer in "$@"; do
-			export_apply_layer "$dir" "$layer"
-		done
-		"${sg[@]}" write-tree
-	}
-	tree=$(without "${layers[@]}") || exit 1
-	prev=$(as_commit "$full" "$tree" "${commits[contrib - 1]}" <("${sg[@]}" log -1 --format=%B "$full"))
-	# (then each layer, the last one taken out first)
-	for ((i = ${#layers[@]} - 1; i >= 1; i--)); do
-		tree=$(without "${layers[@]:0:i}") || exit 1
-		prev=$(as_commit "$full" "$tree" "$prev" "$SERIES_DIR/export-without-${layers[i]}/message")
-	done
-	prev=$(as_commit "$full" "$full^{tree}" "$prev" "$SERIES_DIR/export-without-${layers[0]}/message")
-	for c in "${commits[@]:contrib+1}"; do
-		prev=$(as_commit "$c" "$c^{tree}" "$prev" <("${sg[@]}" log -1 --format=%B "$c"))
-	done
-	"${sg[@]}" checkout -q -f --detach "$prev"
-}
-
-# In contrib/mptcpinfo: the latest version's script as the only one, 1.0.
-shape_one_sql_version() {
-	local v f
-	v=$(sed -n "s/^default_version = '\(.*\)'$/\1/p" mptcpinfo.control)
-	[ -f "mptcpinfo--$v.sql" ] || install_script_of "$v" || return 1
-	for f in mptcpinfo--*.sql; do
-		[ "$f" = "mptcpinfo--$v.sql" ] || rm "$f"
-	done
-	if [ "$v" != 1.0 ]; then
-		sed "1s|mptcpinfo--[0-9.]*\.sql|mptcpinfo--1.0.sql|" "mptcpinfo--$v.sql" >mptcpinfo--1.0.sql
-		rm "mptcpinfo--$v.sql"
-	fi
-	sed -i "s/^default_version = .*/default_version = '1.0'/" mptcpinfo.control
-	rm -f sql/mptcpinfo_upgrade.sql expected/mptcpinfo_upgrade.out
-	perl -0pi -e 's/^DATA = .*?(?<!\\)\n/DATA = mptcpinfo--1.0.sql\n/ms; s/^REGRESS = mptcpinfo mptcpinfo_upgrade$/REGRESS = mptcpinfo/m' Makefile
-	perl -0pi -e "s/^  'mptcpinfo--(?!1\.0\.sql)[^']*\.sql',\n//mg; s/^      'mptcpinfo_upgrade',\n//m; s/^  'mptcpinfo--[^']*\.sql',/  'mptcpinfo--1.0.sql',/m" meson.build
-	perl -0pi -e "s/( extversion \n-+\n) \Q$v\E\n/\${1} 1.0\n/" expected/mptcpinfo.out
-	perl -0pi -e 's/ \(updates from earlier versions: mptcpinfo_upgrade.sql\)//' sql/mptcpinfo.sql expected/mptcpinfo.out
-	perl -0pi -e 's{\n *<para>\s*In version 1\.\d and earlier.*?</para>\n}{\n}gs' ../../doc/src/sgml/mptcpinfo.sgml
-	! grep -q -e mptcpinfo_upgrade -e "mptcpinfo--1\.[1-9]" Makefile meson.build sql/*.sql expected/*.out
-}
-
-# install_script_of V: mptcpinfo--V.sql made from the newest install script
-# and the update scripts from it to V, as upstream adds a version with an
-# update script only.  An update that drops and creates an object again
-# puts its new definition where the install script had the old one; its
-# grants that the install script already has are left out; anything else
-# it does comes after.  Fails on a statement it does not know.
-install_script_of() {
-	local v=$1 cur base next
-	base=$(ls mptcpinfo--*.sql | grep -v -- '--.*--' | sort -V | tail -1)
-	cur=${base#mptcpinfo--}
-	cur=${cur%.sql}
-	cp "$base" "mptcpinfo--$v.sql.new"
-	while [ "$cur" != "$v" ]; do
-		next=$(ls "mptcpinfo--$cur--"*.sql 2>/dev/null) && [ "$(wc -w <<<"$next")" = 1 ] || return 1
-		perl -0 -e '
-			my ($script, $update) = map { local $/; open my $f, "<", $_ or die "$_: $!"; <$f> } @ARGV;
-			$update =~ s/\A.*?\\quit\n//s or die "no header\n";
-			my (%dropped, $after);
-			while ($update =~ /\G((?:[ \t]*(?:--[^\n]*)?\n)*)((?:CREATE|DROP|GRANT|REVOKE|ALTER|COMMENT)\b[^;]*;\n)/gc)
-			{
-				my ($comment, $stmt) = ($1, $2);
-				if ($stmt =~ /^DROP (?:VIEW|FUNCTION) (\w+)/) { $dropped{$1} = 1; next; }
-				if ($stmt =~ /^CREATE (VIEW|FUNCTION) (\w+)\b/ && $dropped{$2})
-				{
-					$script =~ s/^CREATE $1 $2\b[^;]*;\n/$stmt/m or die "no CREATE $1 $2 to replace\n";
-					next;
-				}
-				next if $stmt =~ /^(?:GRANT|REVOKE) / && index($script, $stmt) >= 0;
-				$after .= $comment . $stmt;
-			}
-			$update =~ /\G\s*\z/gc or die "a statement not understood: " . substr($update, pos($update) // 0, 60) . "\n";
-			$after =~ s/\A\n+//;
-			print $script, (defined $after ? "\n$after" : "");
-		' "mptcpinfo--$v.sql.new" "$next" >"mptcpinfo--$v.sql.tmp" || return 1
-		mv "mptcpinfo--$v.sql.tmp" "mptcpinfo--$v.sql.new"
-		cur=${next#mptcpinfo--$cur--}
-		cur=${cur%.sql}
-	done
-	mv "mptcpinfo--$v.sql.new" "mptcpinfo--$v.sql"
 }
 
 # patches/MAJOR/cover-letter(-NAME): its first line is the subject, the
@@ -576,12 +336,6 @@ cmd_verify() {
 	[ "$(git -C "$tmp/pristine" rev-parse 'HEAD^{tree}')" = "$(g rev-parse 'HEAD^{tree}')" ] ||
 		die "verify: git am of the exported series gives a different tree"
 	note "verify: exported $PG_MAJOR series ($(ls "$tmp/export" | grep -vc -e '-0000-cover-letter.patch$') patches) applies with git am to pristine $UPVER"
-
-	# (master's review export shapes the series; every major checks the
-	# shaping, since CI cannot fetch master.  shape_one_sql_version leaves
-	# one script or fails.)
-	export_shape "$tmp/shaped"
-	note "verify: the series shaped for review has one SQL script, mptcpinfo--1.0.sql"
 
 	local hits
 	# (README.md and .gitignore are ours at the top; upstream has its own)

@@ -268,7 +268,7 @@ $background->quit;
 # The newer answer must still have the opened connection for the first
 # asker, which shows both of the backend's connections (with their figures,
 # or without and a NOTICE if the answer came too late), never one alone.
-# (The series shaped for review has one SQL version, whose askers all want
+# (The series without its last patch has one SQL version, whose askers all want
 # the opened connections: there only the first asker runs.)
 my $other = PostgreSQL::Test::Cluster->new('other');
 $other->init;
