@@ -44,6 +44,7 @@
 #include "storage/procsignal.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/injection_point.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -299,6 +300,9 @@ mptcp_report_collect(int npids, const int *pids, MptcpSubflowStats *stats)
 		}
 		state[i] = ASK_SEND;
 	}
+
+	/* (t/008 holds an asker here, between reading "requested" and moving it) */
+	INJECTION_POINT("mptcpinfo-ask-before-request", NULL);
 
 	/* then ask them all, and wait once */
 	ConditionVariablePrepareToSleep(&mptcp_report_shared->answered);

@@ -23,6 +23,13 @@ build_dir() {
 	cmd_fetch
 	ensure_tree
 	own_workspace
+	# (the test build has injection points where meson offers them, 17 on:
+	# t/008 holds an asker at one)
+	local inj=
+	if [ "$name" = test ] && grep -q "^option('injection_points'" "$TREE/meson_options.txt" 2>/dev/null; then
+		inj=-Dinjection_points=true
+		set -- "$@" "$inj"
+	fi
 	if [ ! -f "$dir/build.ninja" ]; then
 		note "meson setup $dir ($name build, prefix $PREFIX)"
 		as_tester meson setup "$dir" "$TREE" --prefix="$PREFIX" "$@" >"$WORKDIR/meson-setup-$name.log" 2>&1 ||
@@ -30,6 +37,10 @@ build_dir() {
 	elif [ "$(as_tester meson introspect --buildoptions "$dir" |
 		perl -MJSON::PP -0e 'print map { $_->{name} eq "prefix" ? $_->{value} : () } @{decode_json(<>)}')" != "$PREFIX" ]; then
 		as_tester meson configure "$dir" --prefix="$PREFIX" >/dev/null
+	fi
+	if [ -n "$inj" ] && [ "$(as_tester meson introspect --buildoptions "$dir" |
+		perl -MJSON::PP -0e 'print map { $_->{name} eq "injection_points" && $_->{value} ? "on" : () } @{decode_json(<>)}')" != on ]; then
+		as_tester meson configure "$dir" "$inj" >/dev/null
 	fi
 	# (BUILD_SERIES_OBJECTS=1: only what the series' C files compile to)
 	local targets=()

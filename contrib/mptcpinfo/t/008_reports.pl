@@ -546,6 +546,61 @@ like(
 	'the NOTICE counts the process, not its connections');
 $many->quit;
 
+# 11. Two askers that read a process's "requested" at the same moment:
+# only the one that moves it on signals the process, and the other waits
+# for that answer (a read and a separate increment had both signal).  An
+# injection point holds the first asker after its read: builds with
+# injection points only.
+SKIP:
+{
+	skip 'this build has no injection points', 3
+	  unless $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_available_extensions WHERE name = 'injection_points'"
+	  ) eq '1';
+	my $point = 'mptcpinfo-ask-before-request';
+	my $target = $client_pid{idle_2};
+	my $count_sql =
+	  "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $target";
+	my $counts_re =
+	  qr/(\d+) server processes asked, \d+ recent reports reused, (\d+) requests of other queries awaited/;
+	$node->safe_psql('postgres', 'CREATE EXTENSION injection_points');
+	my $waker = $node->background_psql('postgres');
+	my $held = $node->background_psql('postgres');
+	$held->query_safe("SELECT injection_points_set_local();\n"
+		  . "SELECT injection_points_attach('$point', 'wait')");
+	$held->query("SET client_min_messages = debug1;\n"
+		  . "SET mptcpinfo.subflow_source = 'processes'");
+	$held->{stderr} = '';
+	# let the reports age past their reuse window
+	Time::HiRes::sleep(1.1);
+	$held->{stdin} .= "$count_sql;\n\\echo __held_done__\n";
+	$held->{run}->pump_nb;
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	Time::HiRes::sleep(0.02)
+	  until $waker->query_safe(
+		"SELECT count(*) FROM pg_stat_activity WHERE wait_event = '$point'")
+	  eq '1'
+	  || time > $deadline;
+	my (undef, $second_count, $second_err) = $node->psql('postgres',
+		"SET client_min_messages = debug1;\n"
+		  . "SET mptcpinfo.subflow_source = 'processes';\n$count_sql");
+	$waker->query_safe("SELECT injection_points_wakeup('$point')");
+	$deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	$held->{run}->pump
+	  until $held->{stdout} =~ /__held_done__/ || time > $deadline;
+	my ($held_count) = $held->{stdout} =~ /^(\d+)\n__held_done__/m;
+	my @second = $second_err =~ $counts_re;
+	my @held = $held->{stderr} =~ $counts_re;
+	is(join(',', $held_count // '?', $second_count),
+		'1,1', 'two askers at once: both get the subflow');
+	ok($second[0] >= 1, "two askers at once: the second one asks ($second[0])");
+	ok( @held == 2 && $held[0] == 0 && $held[1] >= 1,
+		"two askers at once: the held one signals nobody and waits for the answers (@held)"
+	);
+	$held->quit;
+	$waker->quit;
+}
+
 $_->quit for @askers;
 $clients[0]->{run}->kill_kill;
 $_->quit for @clients[ 1 .. $#clients ];
