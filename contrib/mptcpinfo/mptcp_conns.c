@@ -45,6 +45,7 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
+#include "varatt.h"
 
 PG_FUNCTION_INFO_V1(pg_stat_get_mptcp);
 PG_FUNCTION_INFO_V1(pg_stat_get_mptcp_1_2);
