@@ -15,6 +15,14 @@ RELEASE_BUILD=$WORKDIR/build-release
 RELEASE_MESON_OPTS=(--buildtype=release -Doptimization=2 -Dcassert=false -Dtap_tests=disabled "${FEATURE_OPTS[@]}")
 
 # build_dir DIR NAME MESON-OPTION...: set up (once) and build DIR from the tree
+# meson_option DIR NAME: the value of a build directory's option (booleans
+# as true or false)
+meson_option() {
+	as_tester meson introspect --buildoptions "$1" |
+		perl -MJSON::PP -0e 'my ($o) = grep { $_->{name} eq $ARGV[0] } @{decode_json(<STDIN>)};
+			print !defined $o ? "" : JSON::PP::is_bool($o->{value}) ? ($o->{value} ? "true" : "false") : $o->{value}' "$2"
+}
+
 build_dir() {
 	local dir=$1 name=$2
 	shift 2
@@ -34,12 +42,10 @@ build_dir() {
 		note "meson setup $dir ($name build, prefix $PREFIX)"
 		as_tester meson setup "$dir" "$TREE" --prefix="$PREFIX" "$@" >"$WORKDIR/meson-setup-$name.log" 2>&1 ||
 			{ tail -40 "$WORKDIR/meson-setup-$name.log" >&2; die "meson setup failed (log: $WORKDIR/meson-setup-$name.log)"; }
-	elif [ "$(as_tester meson introspect --buildoptions "$dir" |
-		perl -MJSON::PP -0e 'print map { $_->{name} eq "prefix" ? $_->{value} : () } @{decode_json(<>)}')" != "$PREFIX" ]; then
+	elif [ "$(meson_option "$dir" prefix)" != "$PREFIX" ]; then
 		as_tester meson configure "$dir" --prefix="$PREFIX" >/dev/null
 	fi
-	if [ -n "$inj" ] && [ "$(as_tester meson introspect --buildoptions "$dir" |
-		perl -MJSON::PP -0e 'print map { $_->{name} eq "injection_points" && $_->{value} ? "on" : () } @{decode_json(<>)}')" != on ]; then
+	if [ -n "$inj" ] && [ "$(meson_option "$dir" injection_points)" != true ]; then
 		as_tester meson configure "$dir" "$inj" >/dev/null
 	fi
 	# (BUILD_SERIES_OBJECTS=1: only what the series' C files compile to)
