@@ -12,7 +12,10 @@
  * others' ends, however they were found, for its next query, which looks
  * them up directly while the connection has as many subflows.  An exporter's
  * session thus reads the dump or asks a process only when a subflow came or
- * went.
+ * went.  Preloaded, the module also keeps them in shared memory, for the
+ * first query of the next session: an exporter that connects for each
+ * scrape would otherwise read a dump, on a busy host the kernel's walk of
+ * its whole table, every time.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -27,9 +30,14 @@
 #include <netinet/in.h>
 
 #include "libpq/mptcp.h"
+#include "miscadmin.h"
 #include "mptcp_lookup.h"
 #include "mptcp_netlink.h"
 #include "mptcp_subflows.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
@@ -69,6 +77,39 @@ typedef struct KnownSubflows
 /* what the last query of this session found, in a context of its own */
 static HTAB *known_subflows = NULL;
 static MemoryContext known_subflows_cxt = NULL;
+
+/*
+ * The same, kept by every session's queries in shared memory when the
+ * module is preloaded.  It is a hint: what is looked up by it is checked
+ * as the session's own (the token, the count), and a connection it
+ * misses is read from a dump as before.  Entries are in sets of
+ * SHARED_WAYS by token; a connection new to its set takes the one written
+ * least recently.
+ */
+#define SHARED_WAYS 4
+#define SHARED_MAX_SUBFLOWS 9	/* the in-kernel path manager's most */
+
+typedef struct SharedKnown
+{
+	uint32		token;
+	int			n;				/* 0: free */
+	uint64		inode;
+	int			expected;
+	uint64		written;		/* when, in SharedKnownSubflows.writes */
+	MptcpSockEnds ends[SHARED_MAX_SUBFLOWS];
+} SharedKnown;
+
+typedef struct SharedKnownSubflows
+{
+	slock_t		mutex;			/* held to copy one entry in or out */
+	uint64		writes;
+	int			nsets;
+	SharedKnown entries[FLEXIBLE_ARRAY_MEMBER];
+} SharedKnownSubflows;
+
+static SharedKnownSubflows *shared_known = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /*
  * Does the kernel show this process whose subflow a TCP socket is (its
@@ -182,6 +223,117 @@ mptcp_lookup_ends(MptcpDiag *diag, int n, const MptcpSockEnds *const *ends,
 #endif
 }
 
+/* a set for every two server processes: most hold one connection */
+static int
+shared_known_sets(void)
+{
+	return Max(MaxBackends / 2, 1);
+}
+
+static Size
+shared_known_size(void)
+{
+	return add_size(offsetof(SharedKnownSubflows, entries),
+					mul_size(mul_size(shared_known_sets(), SHARED_WAYS),
+							 sizeof(SharedKnown)));
+}
+
+static void
+shared_known_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(shared_known_size());
+}
+
+static void
+shared_known_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	shared_known = ShmemInitStruct("mptcpinfo known subflows",
+								   shared_known_size(), &found);
+	if (!found)
+	{
+		memset(shared_known, 0, shared_known_size());
+		SpinLockInit(&shared_known->mutex);
+		shared_known->nsets = shared_known_sets();
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+static SharedKnown *
+shared_known_set(uint32 token)
+{
+	return &shared_known->entries[(token % shared_known->nsets) * SHARED_WAYS];
+}
+
+/*
+ * Copy into ends what a query kept in shared memory of connection c's
+ * subflows while it had "expected" of them; how many (0: nothing kept).
+ */
+static int
+shared_known_ends(const MptcpConn *c, int expected, MptcpSockEnds *ends)
+{
+	SharedKnown *set;
+	int			n = 0;
+
+	if (expected <= 0)
+		return 0;
+	set = shared_known_set(c->info.token);
+	SpinLockAcquire(&shared_known->mutex);
+	for (int i = 0; i < SHARED_WAYS; i++)
+	{
+		SharedKnown *e = &set[i];
+
+		if (e->n > 0 && e->token == c->info.token && e->inode == c->inode &&
+			e->expected == expected)
+		{
+			n = e->n;
+			memcpy(ends, e->ends, sizeof(MptcpSockEnds) * n);
+			break;
+		}
+	}
+	SpinLockRelease(&shared_known->mutex);
+	return n;
+}
+
+/* keep the n ends of connection c's subflows in shared memory */
+static void
+shared_known_keep(const MptcpConn *c, int expected, int n,
+				  const MptcpSockEnds *ends)
+{
+	SharedKnown *set;
+	SharedKnown *e;
+
+	if (shared_known == NULL || n > SHARED_MAX_SUBFLOWS)
+		return;
+	set = shared_known_set(c->info.token);
+	SpinLockAcquire(&shared_known->mutex);
+	/* its own entry, else the oldest (a free one is the oldest) */
+	e = &set[0];
+	for (int i = 0; i < SHARED_WAYS; i++)
+	{
+		if (set[i].n > 0 && set[i].token == c->info.token)
+		{
+			e = &set[i];
+			break;
+		}
+		if (set[i].written < e->written)
+			e = &set[i];
+	}
+	e->token = c->info.token;
+	e->inode = c->inode;
+	e->expected = expected;
+	e->n = n;
+	memcpy(e->ends, ends, sizeof(MptcpSockEnds) * n);
+	e->written = ++shared_known->writes;
+	SpinLockRelease(&shared_known->mutex);
+}
+
 /* the same ends, whatever family the kernel reported them in */
 static bool
 same_ends(const MptcpSockEnds *a, const MptcpSockEnds *b)
@@ -195,7 +347,8 @@ same_ends(const MptcpSockEnds *a, const MptcpSockEnds *b)
 /*
  * Look up the subflows of conns (all SUBFLOWS_NOT_DUMPED) by their ends
  * where they are known: a connection's only subflow has its ends, and the
- * session keeps the others' from its last query.  Those found become
+ * session keeps the others' from its last query (or shared memory, from
+ * any session's).  Those found become
  * SUBFLOWS_KNOWN.  Says whether a dump of the TCP sockets would describe
  * the others.
  */
@@ -208,6 +361,13 @@ lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 	int		   *first = palloc(sizeof(int) * (n + 1));
 	int		   *count = palloc(sizeof(int) * (n + 1));
 	int			nlookups = 0;
+	MptcpSockEnds *shared_ends = NULL;
+	int			nshared = 0;
+	int			nkept;
+
+	if (shared_known != NULL)
+		shared_ends = palloc(sizeof(MptcpSockEnds) * (n + 1) *
+							 SHARED_MAX_SUBFLOWS);
 
 	/* what to look up: each connection's one subflow, or those known */
 	ends = palloc(sizeof(MptcpSockEnds *) * (n + 1) * MPTCP_MAX_SUBFLOWS);
@@ -232,6 +392,15 @@ lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 			first[k] = nlookups;
 			count[k] = 1;
 			ends[nlookups++] = &c->ends;
+		}
+		else if (shared_ends != NULL &&
+				 (nkept = shared_known_ends(c, expected,
+											&shared_ends[nshared])) > 0)
+		{
+			first[k] = nlookups;
+			count[k] = nkept;
+			for (int i = 0; i < nkept; i++)
+				ends[nlookups++] = &shared_ends[nshared++];
 		}
 		else if (expected == 0)
 			first[k] = nlookups;	/* none to show, nothing to look for */
@@ -346,6 +515,7 @@ remember_subflows(ConnSubflows *conns, int n)
 		ks->n = nends;
 		ks->ends = MemoryContextAlloc(cxt, sizeof(MptcpSockEnds) * nends);
 		memcpy(ks->ends, ends, sizeof(MptcpSockEnds) * nends);
+		shared_known_keep(c, expected, nends, ends);
 	}
 	if (known_subflows_cxt != NULL)
 		MemoryContextDelete(known_subflows_cxt);
@@ -364,4 +534,11 @@ void
 mptcp_lookup_init(void)
 {
 	mptcp_subflows_add_source(&lookup_source);
+	if (process_shared_preload_libraries_in_progress)
+	{
+		prev_shmem_request_hook = shmem_request_hook;
+		shmem_request_hook = shared_known_request;
+		prev_shmem_startup_hook = shmem_startup_hook;
+		shmem_startup_hook = shared_known_startup;
+	}
 }

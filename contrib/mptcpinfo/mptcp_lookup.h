@@ -24,7 +24,10 @@ extern void mptcp_lookup_ends(MptcpDiag *diag, int n,
 							  const MptcpSockEnds *const *ends,
 							  MptcpSubflow **found);
 
-/* at _PG_init(): look subflows up before a dump reads them */
+/*
+ * At _PG_init(): look subflows up before a dump reads them; preloaded, with
+ * what every session found kept in shared memory.
+ */
 extern void mptcp_lookup_init(void);
 
 #endif							/* MPTCP_LOOKUP_H */

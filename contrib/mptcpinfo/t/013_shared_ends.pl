@@ -1,0 +1,96 @@
+
+# Copyright (c) 2026, PostgreSQL Global Development Group
+
+# With mptcpinfo preloaded, the subflows' ends that one session found are
+# kept in shared memory: a new session's first query of
+# pg_stat_mptcp_subflows looks them up instead of reading a dump.
+#
+# Runs only with PG_TEST_EXTRA=mptcp, in a private network namespace (see
+# src/test/mptcp/README), and needs a Linux kernel that can create MPTCP
+# sockets; skips otherwise.
+
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib "$FindBin::RealBin/../../../src/test/mptcp/t";
+use MptcpUtils;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use POSIX ();
+
+BEGIN { MptcpUtils::enter_private_netns(); }
+
+MptcpUtils::require_kernel_mptcp();
+MptcpUtils::use_tcp_nodes();
+
+# Before Linux 6.15 the first session learns the subflows from the server
+# processes' reports (008_reports.pl); here, from a dump.
+my ($kmaj, $kmin) = ((POSIX::uname())[2] =~ /^(\d+)\.(\d+)/);
+plan skip_all =>
+  'before Linux 6.15 an unprivileged server reads no subflows from a dump'
+  unless $kmaj > 6 || ($kmaj == 6 && $kmin >= 15);
+
+my $npaths = 2;
+MptcpUtils::lab_up($npaths, undef);
+
+my $node = PostgreSQL::Test::Cluster->new('shared_ends');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', q(
+listen_mptcp = on
+listen_addresses = '*'
+shared_preload_libraries = 'mptcpinfo'
+));
+$node->append_conf('pg_hba.conf', "host all all 198.18.0.0/15 trust\n");
+$node->start;
+my $port = $node->port;
+$node->safe_psql('postgres', 'CREATE EXTENSION mptcpinfo');
+
+my ($in, $out, $err) = ('', '', '');
+my $h = IPC::Run::start(
+	[
+		MptcpUtils::lab_client(
+			'psql', '-X', '-At', '-d',
+			"host=198.18.1.1 port=$port dbname=postgres mptcp=require application_name=shared_client"
+		)
+	],
+	'<', \$in, '>', \$out, '2>', \$err);
+$in .= "SELECT pg_sleep(60);\n";
+$h->pump_nb;
+
+my $subflows_sql =
+  "SELECT count(*), count(DISTINCT s.local_addr) FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'shared_client'";
+my $subflows = '';
+for my $try (1 .. 200)
+{
+	$subflows = $node->safe_psql('postgres', $subflows_sql);
+	last if $subflows eq "$npaths|$npaths";
+	$h->pump_nb;
+	select(undef, undef, undef, 0.1);
+}
+is($subflows, "$npaths|$npaths",
+	'the client connection has a subflow on each path');
+
+# what a new session's first query did, from its DEBUG1 line
+sub first_query
+{
+	my ($ret, $stdout, $stderr) = $node->psql('postgres',
+		"SET client_min_messages = debug1;\n$subflows_sql");
+	my ($looked_up, $dumped, $tcp_dumped) = $stderr =~
+	  /mptcpinfo: (\d+) MPTCP connections looked up by their ends, (\d+) read from a dump.*; (\d+) TCP sockets dumped/;
+	return ($stdout, $looked_up // 'none', $dumped // 'none',
+		$tcp_dumped // 'none');
+}
+
+my ($rows, $looked_up, $dumped, $tcp_dumped) = first_query();
+is($rows, "$npaths|$npaths", 'a new session sees both subflows');
+is( "$looked_up $dumped $tcp_dumped",
+	'1 0 0',
+	'a new session looks them up, as an earlier session kept them: no dump');
+
+$h->kill_kill;
+$h->finish;
+
+$node->stop;
+done_testing();
