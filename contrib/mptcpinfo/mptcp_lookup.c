@@ -82,11 +82,12 @@ static MemoryContext known_subflows_cxt = NULL;
  * The same, kept by every session's queries in shared memory when the
  * module is preloaded.  It is a hint: what is looked up by it is checked
  * as the session's own (the token, the count), and a connection it
- * misses is read from a dump as before.  Entries are in sets of
- * SHARED_WAYS by token; a connection new to its set takes the one written
- * least recently.
+ * misses is read from a dump as before.  A connection's entry is one of
+ * the SHARED_PROBES from the slot its token gives; a connection new there
+ * takes the one written least recently, which a connection still open
+ * is not: every query that finds it writes it again.
  */
-#define SHARED_WAYS 4
+#define SHARED_PROBES 16
 #define SHARED_MAX_SUBFLOWS 9	/* the in-kernel path manager's most */
 
 typedef struct SharedKnown
@@ -103,7 +104,7 @@ typedef struct SharedKnownSubflows
 {
 	slock_t		mutex;			/* held to copy one entry in or out */
 	uint64		writes;
-	int			nsets;
+	int			nentries;
 	SharedKnown entries[FLEXIBLE_ARRAY_MEMBER];
 } SharedKnownSubflows;
 
@@ -223,19 +224,18 @@ mptcp_lookup_ends(MptcpDiag *diag, int n, const MptcpSockEnds *const *ends,
 #endif
 }
 
-/* a set for every two server processes: most hold one connection */
+/* two entries for each server process: most hold one connection */
 static int
-shared_known_sets(void)
+shared_known_entries(void)
 {
-	return Max(MaxBackends / 2, 1);
+	return Max(2 * MaxBackends, SHARED_PROBES);
 }
 
 static Size
 shared_known_size(void)
 {
 	return add_size(offsetof(SharedKnownSubflows, entries),
-					mul_size(mul_size(shared_known_sets(), SHARED_WAYS),
-							 sizeof(SharedKnown)));
+					mul_size(shared_known_entries(), sizeof(SharedKnown)));
 }
 
 static void
@@ -260,15 +260,16 @@ shared_known_startup(void)
 	{
 		memset(shared_known, 0, shared_known_size());
 		SpinLockInit(&shared_known->mutex);
-		shared_known->nsets = shared_known_sets();
+		shared_known->nentries = shared_known_entries();
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
 
+/* the i-th entry where the connection with this token may be */
 static SharedKnown *
-shared_known_set(uint32 token)
+shared_known_probe(uint32 token, int i)
 {
-	return &shared_known->entries[(token % shared_known->nsets) * SHARED_WAYS];
+	return &shared_known->entries[((uint64) token + i) % shared_known->nentries];
 }
 
 /*
@@ -278,16 +279,14 @@ shared_known_set(uint32 token)
 static int
 shared_known_ends(const MptcpConn *c, int expected, MptcpSockEnds *ends)
 {
-	SharedKnown *set;
 	int			n = 0;
 
 	if (expected <= 0)
 		return 0;
-	set = shared_known_set(c->info.token);
 	SpinLockAcquire(&shared_known->mutex);
-	for (int i = 0; i < SHARED_WAYS; i++)
+	for (int i = 0; i < SHARED_PROBES; i++)
 	{
-		SharedKnown *e = &set[i];
+		SharedKnown *e = shared_known_probe(c->info.token, i);
 
 		if (e->n > 0 && e->token == c->info.token && e->inode == c->inode &&
 			e->expected == expected)
@@ -306,24 +305,24 @@ static void
 shared_known_keep(const MptcpConn *c, int expected, int n,
 				  const MptcpSockEnds *ends)
 {
-	SharedKnown *set;
 	SharedKnown *e;
 
 	if (shared_known == NULL || n > SHARED_MAX_SUBFLOWS)
 		return;
-	set = shared_known_set(c->info.token);
 	SpinLockAcquire(&shared_known->mutex);
 	/* its own entry, else the oldest (a free one is the oldest) */
-	e = &set[0];
-	for (int i = 0; i < SHARED_WAYS; i++)
+	e = shared_known_probe(c->info.token, 0);
+	for (int i = 0; i < SHARED_PROBES; i++)
 	{
-		if (set[i].n > 0 && set[i].token == c->info.token)
+		SharedKnown *p = shared_known_probe(c->info.token, i);
+
+		if (p->n > 0 && p->token == c->info.token)
 		{
-			e = &set[i];
+			e = p;
 			break;
 		}
-		if (set[i].written < e->written)
-			e = &set[i];
+		if (p->written < e->written)
+			e = p;
 	}
 	e->token = c->info.token;
 	e->inode = c->inode;

@@ -107,7 +107,8 @@ like($rows, qr/^1\|f\|.*\n2\|f\|/, 'two subflows, neither stalled before the cut
 
 # A session that found a connection's subflows in a dump or a report looks
 # them up by their ends the next time, while the connection has as many:
-# its second query neither reads the dump nor asks any process.
+# its second query neither reads the dump nor asks any process.  (Its first
+# may look them up too: the queries above kept them in shared memory.)
 my $count_sql = q{SELECT count(*) FROM pg_stat_mptcp_subflows s
   JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'stall_probe';};
 my ($ret, $stdout, $stderr) = $node->psql('postgres',
@@ -116,8 +117,6 @@ my @debug = $stderr =~
   /mptcpinfo: (\d+) MPTCP connections looked up by their ends, (\d+) read from a dump, (\d+) not described by the kernel; (\d+) server processes asked/g;
 is($stdout, "2\n2", 'a session queries the two subflows twice') or diag $stderr;
 is(scalar @debug, 8, 'each query logs its DEBUG1 line') or diag $stderr;
-ok($debug[1] + $debug[2] >= 1,
-	'first query: the two-subflow connection from a dump or a report');
 is(join(',', @debug[5 .. 7]), '0,0,0',
 	'second query: its subflows looked up, no dump, nobody asked');
 
