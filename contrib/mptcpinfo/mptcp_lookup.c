@@ -37,7 +37,6 @@
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
-#include "storage/spin.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
@@ -102,7 +101,7 @@ typedef struct SharedKnown
 
 typedef struct SharedKnownSubflows
 {
-	slock_t		mutex;			/* held to copy one entry in or out */
+	LWLock	   *lock;			/* shared to read, exclusive to write */
 	uint64		writes;
 	int			nentries;
 	SharedKnown entries[FLEXIBLE_ARRAY_MEMBER];
@@ -244,6 +243,7 @@ shared_known_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(shared_known_size());
+	RequestNamedLWLockTranche("mptcpinfo", 1);
 }
 
 static void
@@ -259,7 +259,8 @@ shared_known_startup(void)
 	if (!found)
 	{
 		memset(shared_known, 0, shared_known_size());
-		SpinLockInit(&shared_known->mutex);
+		shared_known->lock =
+			&(GetNamedLWLockTranche("mptcpinfo"))->lock;
 		shared_known->nentries = shared_known_entries();
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -275,6 +276,7 @@ shared_known_probe(uint32 token, int i)
 /*
  * Copy into ends what a query kept in shared memory of connection c's
  * subflows while it had "expected" of them; how many (0: nothing kept).
+ * The caller holds the lock.
  */
 static int
 shared_known_ends(const MptcpConn *c, int expected, MptcpSockEnds *ends)
@@ -283,7 +285,6 @@ shared_known_ends(const MptcpConn *c, int expected, MptcpSockEnds *ends)
 
 	if (expected <= 0)
 		return 0;
-	SpinLockAcquire(&shared_known->mutex);
 	for (int i = 0; i < SHARED_PROBES; i++)
 	{
 		SharedKnown *e = shared_known_probe(c->info.token, i);
@@ -296,20 +297,21 @@ shared_known_ends(const MptcpConn *c, int expected, MptcpSockEnds *ends)
 			break;
 		}
 	}
-	SpinLockRelease(&shared_known->mutex);
 	return n;
 }
 
-/* keep the n ends of connection c's subflows in shared memory */
+/*
+ * Keep the n ends of connection c's subflows in shared memory.  The caller
+ * holds the lock exclusively.
+ */
 static void
 shared_known_keep(const MptcpConn *c, int expected, int n,
 				  const MptcpSockEnds *ends)
 {
 	SharedKnown *e;
 
-	if (shared_known == NULL || n > SHARED_MAX_SUBFLOWS)
+	if (n > SHARED_MAX_SUBFLOWS)
 		return;
-	SpinLockAcquire(&shared_known->mutex);
 	/* its own entry, else the oldest (a free one is the oldest) */
 	e = shared_known_probe(c->info.token, 0);
 	for (int i = 0; i < SHARED_PROBES; i++)
@@ -330,7 +332,6 @@ shared_known_keep(const MptcpConn *c, int expected, int n,
 	e->n = n;
 	memcpy(e->ends, ends, sizeof(MptcpSockEnds) * n);
 	e->written = ++shared_known->writes;
-	SpinLockRelease(&shared_known->mutex);
 }
 
 /* the same ends, whatever family the kernel reported them in */
@@ -364,12 +365,14 @@ lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 	int			nshared = 0;
 	int			nkept;
 
-	if (shared_known != NULL)
-		shared_ends = palloc(sizeof(MptcpSockEnds) * (n + 1) *
-							 SHARED_MAX_SUBFLOWS);
-
 	/* what to look up: each connection's one subflow, or those known */
 	ends = palloc(sizeof(MptcpSockEnds *) * (n + 1) * MPTCP_MAX_SUBFLOWS);
+	if (shared_known != NULL)
+	{
+		shared_ends = palloc(sizeof(MptcpSockEnds) * (n + 1) *
+							 SHARED_MAX_SUBFLOWS);
+		LWLockAcquire(shared_known->lock, LW_SHARED);
+	}
 	for (int k = 0; k < n; k++)
 	{
 		MptcpConn  *c = conns[k].row->conn;
@@ -413,6 +416,8 @@ lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 			ends[nlookups++] = &c->ends;
 		}
 	}
+	if (shared_known != NULL)
+		LWLockRelease(shared_known->lock);
 	found = palloc(sizeof(MptcpSubflow *) * (nlookups + 1));
 	mptcp_lookup_ends(diag, nlookups, ends, found);
 
@@ -472,6 +477,8 @@ remember_subflows(ConnSubflows *conns, int n)
 	ctl.hcxt = cxt;
 	known = hash_create("mptcpinfo known subflows", Max(n, 16), &ctl,
 						HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	if (shared_known != NULL)
+		LWLockAcquire(shared_known->lock, LW_EXCLUSIVE);
 	for (int k = 0; k < n; k++)
 	{
 		MptcpConn  *c = conns[k].row->conn;
@@ -514,8 +521,12 @@ remember_subflows(ConnSubflows *conns, int n)
 		ks->n = nends;
 		ks->ends = MemoryContextAlloc(cxt, sizeof(MptcpSockEnds) * nends);
 		memcpy(ks->ends, ends, sizeof(MptcpSockEnds) * nends);
-		shared_known_keep(c, expected, nends, ends);
+		/* (a connection's initial subflow alone is found without it) */
+		if (shared_known != NULL && !(nends == 1 && initial_left))
+			shared_known_keep(c, expected, nends, ends);
 	}
+	if (shared_known != NULL)
+		LWLockRelease(shared_known->lock);
 	if (known_subflows_cxt != NULL)
 		MemoryContextDelete(known_subflows_cxt);
 	MemoryContextSetParent(cxt, TopMemoryContext);
