@@ -120,6 +120,16 @@ is(scalar @debug, 8, 'each query logs its DEBUG1 line') or diag $stderr;
 is(join(',', @debug[5 .. 7]), '0,0,0',
 	'second query: its subflows looked up, no dump, nobody asked');
 
+# A new session's first query looks them up too: the queries above kept
+# their ends in shared memory.
+my (undef, undef, $fresh_err) = $node->psql('postgres',
+	"SET client_min_messages = debug1;\n$count_sql");
+my @fresh = $fresh_err =~
+  /mptcpinfo: (\d+) MPTCP connections looked up by their ends, (\d+) read from a dump, (\d+) not described by the kernel; (\d+) server processes asked/;
+is(join(',', @fresh), '1,0,0,0',
+	'a new session: looked up from what other sessions kept, no dump, nobody asked'
+) or diag $fresh_err;
+
 # A dump keeps the subflows only, not every TCP socket of the host (here
 # the plain TCP sessions of this test, at both ends).
 my ($dumped, $kept) = $stderr =~ /; (\d+) TCP sockets dumped, (\d+) subflows kept/;
