@@ -14,7 +14,6 @@ MESON_OPTS=(--buildtype=debug -Dcassert=true -Dtap_tests=enabled -Dwerror=true "
 RELEASE_BUILD=$WORKDIR/build-release
 RELEASE_MESON_OPTS=(--buildtype=release -Doptimization=2 -Dcassert=false -Dtap_tests=disabled "${FEATURE_OPTS[@]}")
 
-# build_dir DIR NAME MESON-OPTION...: set up (once) and build DIR from the tree
 # meson_option DIR NAME: the value of a build directory's option (booleans
 # as true or false)
 meson_option() {
@@ -23,6 +22,7 @@ meson_option() {
 			print !defined $o ? "" : JSON::PP::is_bool($o->{value}) ? ($o->{value} ? "true" : "false") : $o->{value}' "$2"
 }
 
+# build_dir DIR NAME MESON-OPTION...: set up (once) and build DIR from the tree
 build_dir() {
 	local dir=$1 name=$2
 	shift 2
