@@ -115,6 +115,45 @@ ensure_tree() {
 	cmd_apply
 }
 
+# What the repository held of this major's overlay files when the work tree
+# was assembled or last refreshed: a refresh must not write back an older
+# version of a file that changed since (another major's refresh, a pull).
+record_overlay_files() {
+	local path d
+	(
+		cd "$TOP"
+		while read -r path; do
+			[ -n "$path" ] && [ -f "$path" ] || continue
+			d=$SERIES_DIR/overlay/$path.diff
+			printf '%s %s %s\n' "$(sha256sum <"$path" | cut -c1-64)" \
+				"$( [ -f "$d" ] && sha256sum <"$d" | cut -c1-64 || echo -)" "$path"
+		done <<<"$(series_files)"
+	) >"$WORKDIR/.applied-files"
+}
+
+# Refuse a refresh that would undo such a change: a file of the repository
+# (or its patches/MAJOR/overlay diff) changed since, and the work tree's
+# version is not the repository's.  REFRESH_FORCE=1 writes it anyway.
+check_overlay_not_stale() {
+	local manifest=$WORKDIR/.applied-files file diff path d now stale="" tmp
+	[ -f "$manifest" ] && [ -z "${REFRESH_FORCE:-}" ] || return 0
+	tmp=$(mktemp -d)
+	while read -r file diff path; do
+		[ -f "$TOP/$path" ] || continue
+		d=$SERIES_DIR/overlay/$path.diff
+		now="$(sha256sum <"$TOP/$path" | cut -c1-64) $( [ -f "$d" ] && sha256sum <"$d" | cut -c1-64 || echo -)"
+		[ "$now" != "$file $diff" ] || continue
+		# (the repository's version for this major: the shared file and its diff)
+		cp "$TOP/$path" "$tmp/repo"
+		[ ! -f "$d" ] || patch -s -p1 "$tmp/repo" <"$d" >/dev/null 2>&1 || : >"$tmp/repo"
+		g show "HEAD:$path" 2>/dev/null | cmp -s - "$tmp/repo" || stale="$stale  $path"$'\n'
+	done <"$manifest"
+	rm -rf "$tmp"
+	[ -z "$stale" ] || die "these files changed in the repository since $TREE was assembled, and the work tree has another version:
+$stale  A refresh would write the work tree's over them. Make the same change in the work tree
+  (or 'make apply PG_MAJOR=$PG_MAJOR FORCE=1' and redo your edits), or REFRESH_FORCE=1 to write it anyway."
+}
+
 cmd_apply() {
 	cmd_fetch
 	local stamp
@@ -124,6 +163,7 @@ cmd_apply() {
 			[ "$(g rev-parse HEAD)" = "$(cat "$WORKDIR/.applied-head" 2>/dev/null)" ] &&
 			[ -z "$(g status --porcelain)" ]; then
 			note "work tree up to date with the series"
+			[ -f "$WORKDIR/.applied-files" ] || record_overlay_files
 			return 0
 		fi
 		if [ -z "${FORCE:-}" ] && tree_has_edits; then
@@ -146,6 +186,7 @@ cmd_apply() {
 	done
 	g rev-parse HEAD >"$WORKDIR/.applied-head"
 	echo "$stamp" >"$WORKDIR/.applied-stamp"
+	record_overlay_files
 	is_root && id "$TEST_USER" >/dev/null 2>&1 && own_workspace
 	note "work tree ready: $TREE (branch mptcp, $(series | wc -l) patches on tag upstream)"
 }
@@ -236,9 +277,11 @@ refresh_into() {
 }
 
 cmd_refresh() {
+	check_overlay_not_stale
 	refresh_into "$TOP"
 	g rev-parse HEAD >"$WORKDIR/.applied-head"
 	series_stamp >"$WORKDIR/.applied-stamp"
+	record_overlay_files
 	note "wrote $(series | wc -l) patches and their overlay files back into $TOP"
 	git -C "$TOP" status --short -- patches src contrib doc >&2 || true
 }
