@@ -113,8 +113,10 @@ my $count_sql = q{SELECT count(*) FROM pg_stat_mptcp_subflows s
   JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'stall_probe';};
 my ($ret, $stdout, $stderr) = $node->psql('postgres',
 	"SET client_min_messages = debug1;\n$count_sql\n$count_sql");
-my @debug = $stderr =~
-  /mptcpinfo: (\d+) MPTCP connections looked up by their ends, (\d+) read from a dump, (\d+) not described by the kernel; (\d+) server processes asked/g;
+# each query's DEBUG1 line: looked up, read from a dump, not described, asked
+my $debug_re =
+  qr/mptcpinfo: (\d+) MPTCP connections looked up by their ends, (\d+) read from a dump, (\d+) not described by the kernel; (\d+) server processes asked/;
+my @debug = $stderr =~ /$debug_re/g;
 is($stdout, "2\n2", 'a session queries the two subflows twice') or diag $stderr;
 is(scalar @debug, 8, 'each query logs its DEBUG1 line') or diag $stderr;
 is(join(',', @debug[5 .. 7]), '0,0,0',
@@ -124,8 +126,7 @@ is(join(',', @debug[5 .. 7]), '0,0,0',
 # their ends in shared memory.
 my (undef, undef, $fresh_err) = $node->psql('postgres',
 	"SET client_min_messages = debug1;\n$count_sql");
-my @fresh = $fresh_err =~
-  /mptcpinfo: (\d+) MPTCP connections looked up by their ends, (\d+) read from a dump, (\d+) not described by the kernel; (\d+) server processes asked/;
+my @fresh = $fresh_err =~ $debug_re;
 is(join(',', @fresh), '1,0,0,0',
 	'a new session: looked up from what other sessions kept, no dump, nobody asked'
 ) or diag $fresh_err;
@@ -231,8 +232,7 @@ my $path_sql = q{SELECT split_part(host(s.local_addr), '.', 3) FROM pg_stat_mptc
   JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'stall_probe';};
 ($ret, $stdout, $stderr) = $node->psql('postgres',
 	"SET client_min_messages = debug1;\n" . ($path_sql x 4));
-@debug = $stderr =~
-  /mptcpinfo: (\d+) MPTCP connections looked up by their ends, (\d+) read from a dump, (\d+) not described by the kernel; (\d+) server processes asked/g;
+@debug = $stderr =~ /$debug_re/g;
 is($stdout, "2\n2\n2\n2", 'four queries: the subflow on path 2, each time')
   or diag $stderr;
 is(join(',', @debug[4 .. 15]), '1,0,0,0,1,0,0,0,1,0,0,0',
