@@ -115,34 +115,35 @@ ensure_tree() {
 	cmd_apply
 }
 
+# overlay_hashes PATH: the sha256 of the repository's PATH and of this
+# major's patches/MAJOR/overlay diff for it ("-" if none).
+overlay_hashes() {
+	local d=$SERIES_DIR/overlay/$1.diff
+	echo "$(sha256sum <"$TOP/$1" | cut -c1-64) $([ -f "$d" ] && sha256sum <"$d" | cut -c1-64 || echo -)"
+}
+
 # What the repository held of this major's overlay files when the work tree
 # was assembled or last refreshed: a refresh must not write back an older
 # version of a file that changed since (another major's refresh, a pull).
 record_overlay_files() {
-	local path d
-	(
-		cd "$TOP"
-		while read -r path; do
-			[ -n "$path" ] && [ -f "$path" ] || continue
-			d=$SERIES_DIR/overlay/$path.diff
-			printf '%s %s %s\n' "$(sha256sum <"$path" | cut -c1-64)" \
-				"$( [ -f "$d" ] && sha256sum <"$d" | cut -c1-64 || echo -)" "$path"
-		done <<<"$(series_files)"
-	) >"$WORKDIR/.applied-files"
+	local path
+	while read -r path; do
+		[ -n "$path" ] && [ -f "$TOP/$path" ] || continue
+		echo "$(overlay_hashes "$path") $path"
+	done <<<"$(series_files)" >"$WORKDIR/.applied-files"
 }
 
 # Refuse a refresh that would undo such a change: a file of the repository
 # (or its patches/MAJOR/overlay diff) changed since, and the work tree's
 # version is not the repository's.  REFRESH_FORCE=1 writes it anyway.
 check_overlay_not_stale() {
-	local manifest=$WORKDIR/.applied-files file diff path d now stale="" tmp
+	local manifest=$WORKDIR/.applied-files file diff path d stale="" tmp
 	[ -f "$manifest" ] && [ -z "${REFRESH_FORCE:-}" ] || return 0
 	tmp=$(mktemp -d)
 	while read -r file diff path; do
 		[ -f "$TOP/$path" ] || continue
+		[ "$(overlay_hashes "$path")" != "$file $diff" ] || continue
 		d=$SERIES_DIR/overlay/$path.diff
-		now="$(sha256sum <"$TOP/$path" | cut -c1-64) $( [ -f "$d" ] && sha256sum <"$d" | cut -c1-64 || echo -)"
-		[ "$now" != "$file $diff" ] || continue
 		# (the repository's version for this major: the shared file and its diff)
 		cp "$TOP/$path" "$tmp/repo"
 		[ ! -f "$d" ] || patch -s -p1 "$tmp/repo" <"$d" >/dev/null 2>&1 || : >"$tmp/repo"
