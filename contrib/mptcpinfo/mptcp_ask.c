@@ -36,6 +36,7 @@
 #include "mptcp_ask.h"
 #include "mptcp_lookup.h"
 #include "mptcp_match.h"
+#include "mptcp_outgoing.h"
 #include "mptcp_report.h"
 #include "mptcp_subflows.h"
 #include "storage/condition_variable.h"
@@ -574,7 +575,7 @@ mptcp_ask_init(void)
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 	mptcp_subflows_add_source(&report_source);
-	mptcp_match_add_source(&opened_source);
+	mptcp_outgoing_add_source(&opened_source);
 	if (process_shared_preload_libraries_in_progress)
 		mptcp_report_init();
 }

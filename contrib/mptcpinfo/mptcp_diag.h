@@ -57,61 +57,6 @@ typedef struct MptcpInfo
 /* the kernel's TCP_ESTABLISHED (include/net/tcp_states.h) */
 #define MPTCP_TCP_ESTABLISHED 1
 
-/* The part of the kernel's struct tcp_info (include/uapi/linux/tcp.h) used */
-typedef struct TcpInfo
-{
-	uint8		state;
-	uint8		ca_state;
-	uint8		retransmits;
-	uint8		probes;
-	uint8		backoff;
-	uint8		options;
-	uint8		wscale;
-	uint8		flags;
-	uint32		rto;
-	uint32		ato;
-	uint32		snd_mss;
-	uint32		rcv_mss;
-	uint32		unacked;
-	uint32		sacked;
-	uint32		lost;
-	uint32		retrans;
-	uint32		fackets;
-	uint32		last_data_sent;
-	uint32		last_ack_sent;
-	uint32		last_data_recv;
-	uint32		last_ack_recv;
-	uint32		pmtu;
-	uint32		rcv_ssthresh;
-	uint32		rtt;			/* microseconds */
-	uint32		rttvar;
-	uint32		snd_ssthresh;
-	uint32		snd_cwnd;
-	uint32		advmss;
-	uint32		reordering;
-	uint32		rcv_rtt;
-	uint32		rcv_space;
-	uint32		total_retrans;
-	uint64		pacing_rate;
-	uint64		max_pacing_rate;
-	uint64		bytes_acked;	/* Linux 4.1 */
-	uint64		bytes_received;
-	uint32		segs_out;
-	uint32		segs_in;
-	uint32		notsent_bytes;
-	uint32		min_rtt;
-	uint32		data_segs_in;
-	uint32		data_segs_out;
-	uint64		delivery_rate;
-	uint64		busy_time;
-	uint64		rwnd_limited;
-	uint64		sndbuf_limited;
-	uint32		delivered;
-	uint32		delivered_ce;
-	uint64		bytes_sent;		/* Linux 4.19 */
-	uint64		bytes_retrans;
-} TcpInfo;
-
 /* does a kernel answer of "len" bytes contain field "f" of struct "s"? */
 #define HAS_FIELD(s, f, len) \
 	(offsetof(s, f) + sizeof(((s *) 0)->f) <= (len))
@@ -138,26 +83,6 @@ typedef struct MptcpConn
 	MptcpInfo	info;
 	size_t		info_len;		/* how much of info the kernel filled */
 } MptcpConn;
-
-/*
- * A TCP socket: an MPTCP subflow when the kernel showed us its ULP info
- * (token not 0), else any TCP socket, which may still be a subflow.
- */
-typedef struct MptcpSubflow
-{
-	MptcpSockEnds ends;
-	uint32		token;			/* its connection's (MptcpInfo.token) */
-	bool		flags_known;	/* the kernel showed us its ULP info */
-	uint32		flags;			/* MPTCP_SUBFLOW_FLAG_* of the ULP info */
-	uint8		state;
-	char		congestion_control[16]; /* "" if not reported */
-	TcpInfo		info;
-	size_t		info_len;
-} MptcpSubflow;
-
-/* the kernel's MPTCP_SUBFLOW_FLAG_BKUP_REM and _BKUP_LOC */
-#define MPTCP_SUBFLOW_FLAG_BKUP_REM (1 << 4)
-#define MPTCP_SUBFLOW_FLAG_BKUP_LOC (1 << 5)
 
 /* a listening TCP socket */
 typedef struct MptcpListener
@@ -193,7 +118,7 @@ typedef struct MptcpDiag
 /*
  * The sockets of the server's network namespace that "what" asks for.  A
  * kernel or build without MPTCP simply has none.  A kernel that cannot
- * answer gets a WARNING (for connections and subflows) and gives nothing.
+ * answer gets a WARNING and gives nothing.
  */
 extern MptcpDiag *mptcp_diag_read(int what);
 
@@ -202,36 +127,6 @@ extern MptcpDiag *mptcp_diag_read(int what);
  * closed with the memory context that was current at mptcp_diag_read().
  */
 extern void mptcp_diag_close(MptcpDiag *diag);
-
-/*
- * TCP ports that a dump of subflows keeps: a socket with one of the local
- * ports or one of the remote ports.  The kernel filters, so a dump walks
- * past the host's other TCP connections without describing them.
- */
-#define MPTCP_DUMP_MAX_PORTS 32
-typedef struct MptcpDumpPorts
-{
-	int			nlocal;
-	int			nremote;
-	uint16		local[MPTCP_DUMP_MAX_PORTS];
-	uint16		remote[MPTCP_DUMP_MAX_PORTS];
-} MptcpDumpPorts;
-
-/*
- * Add a port to ports (local or remote) unless it is there; false if
- * ports is full.
- */
-extern bool mptcp_dump_ports_add(MptcpDumpPorts *ports, bool local, uint16 port);
-
-/*
- * Add the MPTCP subflows of the namespace to diag, from a dump of its TCP
- * sockets, to find them by token below: only those the kernel shows as
- * subflows (its ULP info), so memory follows the subflows, not the host's
- * TCP connections.  With ports (not NULL), only the sockets with one of
- * those ports; a later call replaces what an earlier one found.  A kernel
- * that cannot answer gets a WARNING.
- */
-extern void mptcp_diag_read_subflows(MptcpDiag *diag, const MptcpDumpPorts *ports);
 
 /*
  * The scan's netlink socket (-1 if there is none), lent to one caller that
@@ -243,25 +138,40 @@ extern int	mptcp_diag_borrow_socket(MptcpDiag *diag);
 extern void mptcp_diag_return_socket(MptcpDiag *diag, int fd);
 
 /*
- * The TCP states a subflow is in: all but LISTEN (10), and TIME_WAIT (6)
- * and CLOSE (7), which carry no MPTCP ULP info.
+ * What the kernel's answer for one socket says (an inet_diag message of
+ * SOCK_DIAG_BY_FAMILY); its attributes point into the message.
  */
-#define MPTCP_TCP_STATES_SUBFLOWS \
-	(((1 << 12) - 1) & ~((1 << 10) | (1 << 6) | (1 << 7)))
+typedef struct MptcpDiagAnswer
+{
+	MptcpSockEnds ends;
+	uint8		state;
+	uint64		inode;
+	uint32		uid;
+	const void *info;			/* INET_DIAG_INFO, or NULL */
+	size_t		info_len;
+	const char *cong;			/* INET_DIAG_CONG, not terminated, or NULL */
+	int			cong_len;
+	const void *ulp;			/* INET_DIAG_ULP_INFO's attributes, or NULL */
+	int			ulp_len;
+	bool		v6only;			/* INET_DIAG_SKV6ONLY */
+} MptcpDiagAnswer;
 
-/*
- * The TCP socket of one answer of the kernel to a request for a TCP socket
- * (SOCK_DIAG_BY_FAMILY), or NULL if it is none or is closing.
- */
+/* false if nlh is not such an answer */
 struct nlmsghdr;
-extern MptcpSubflow *mptcp_diag_subflow_answer(const struct nlmsghdr *nlh);
+extern bool mptcp_diag_answer(const struct nlmsghdr *nlh,
+							  MptcpDiagAnswer *answer);
 
 /*
- * The TCP sockets of "diag" (read with mptcp_diag_read_subflows()) that the kernel
- * showed us as subflows of the connection with this token, as a List of
- * MptcpSubflow *; NIL if none.
+ * Dump the sockets of a family in the given TCP states (1 << state each),
+ * with the extensions "ext" (1 << (INET_DIAG_* - 1) each) and, if attr_len
+ * is not 0, the request attribute attr_type (the protocol, a filter).  cb
+ * and forget are called as mptcp_netlink_dump() says.  Returns false with
+ * errno set if the kernel cannot answer.
  */
-extern List *mptcp_diag_token_subflows(MptcpDiag *diag, uint32 token);
+extern bool mptcp_diag_dump(int fd, int family, uint32 states, int ext,
+							int attr_type, const void *attr, int attr_len,
+							void (*cb) (const struct nlmsghdr *nlh, void *arg),
+							void (*forget) (void *arg), void *arg);
 
 /*
  * How many subflows connection c has, the initial one included, and

@@ -13,7 +13,7 @@
 #ifndef MPTCP_LOOKUP_H
 #define MPTCP_LOOKUP_H
 
-#include "mptcp_diag.h"
+#include "mptcp_tcp.h"
 
 /*
  * The TCP sockets with exactly these ends, each asked for by its ends

@@ -15,11 +15,9 @@
  * What is left are connections a server process opened itself (a
  * walreceiver, a logical replication worker, postgres_fdw or dblink in a
  * backend), or MPTCP sockets of other programs run by the server's user.
- * Each source of the former is an MptcpOutgoingSource of a file of its own
- * (a walreceiver's, by the primary's address: mptcp_walreceiver.c; those
- * that processes record by inode: mptcp_ask.c).  Sockets that no source
- * finds are other programs' as far as we know, and are not shown; nor are
- * orphans (inode 0), closing after their process let them go.  No
+ * The former come from the sources of mptcp_outgoing.c.  Sockets that no
+ * source finds are other programs' as far as we know, and are not shown;
+ * nor are orphans (inode 0), closing after their process let them go.  No
  * process's file descriptors are read.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
@@ -31,11 +29,10 @@
  */
 #include "postgres.h"
 
-#include <unistd.h>
-
 #include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "mptcp_match.h"
+#include "mptcp_outgoing.h"
 #include "postmaster/postmaster.h"
 #include "storage/proc.h"
 #include "utils/acl.h"
@@ -62,40 +59,9 @@ typedef struct Matcher
 {
 	HTAB	   *incoming;		/* connections at the server's port, by their
 								 * remote end */
-	int			nrecorded;		/* sockets processes recorded, -1 if they do
-								 * not (mptcpinfo not preloaded) */
 	int		   *live_pids;		/* the processes running now, sorted */
 	int			nlive_pids;
 } Matcher;
-
-/* the sources of outgoing connections, those that know inodes first */
-#define MAX_OUTGOING_SOURCES 4
-static const MptcpOutgoingSource *outgoing_sources[MAX_OUTGOING_SOURCES];
-static int	noutgoing_sources = 0;
-
-void
-mptcp_match_add_source(const MptcpOutgoingSource *source)
-{
-	int			i = noutgoing_sources;
-
-	if (noutgoing_sources >= MAX_OUTGOING_SOURCES)
-		elog(ERROR, "too many sources of outgoing MPTCP connections");
-	/* (by inode first: see find_outgoing()) */
-	while (source->by_inode && i > 0 && !outgoing_sources[i - 1]->by_inode)
-	{
-		outgoing_sources[i] = outgoing_sources[i - 1];
-		i--;
-	}
-	outgoing_sources[i] = source;
-	noutgoing_sources++;
-}
-
-bool
-mptcp_match_unclaimed(const MptcpConn *c)
-{
-	/* (inode 0: an orphan, closing after its process let it go) */
-	return c->pid == 0 && c->uid == geteuid() && c->inode != 0;
-}
 
 bool
 mptcp_match_better(const MptcpConn *best, const MptcpConn *c)
@@ -117,7 +83,6 @@ matcher_init(Matcher *m, MptcpDiag *diag)
 	ctl.hcxt = CurrentMemoryContext;
 	m->incoming = hash_create("mptcpinfo incoming", Max(n, 16), &ctl,
 							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	m->nrecorded = -1;
 	foreach(lc, diag->conns)
 	{
 		MptcpConn  *c = lfirst(lc);
@@ -198,45 +163,6 @@ find_incoming(Matcher *m, PgBackendStatus *beentry)
 	return ce ? ce->conn : NULL;
 }
 
-/*
- * The connections that server processes opened, from each source in turn:
- * by inode first, as a socket's inode says whose it is, while the primary's
- * address and port are also those of any dblink or postgres_fdw connection
- * that a standby's backend opens to the same server.  Matched first by
- * address, the walreceiver could take such a connection, and then have its
- * own by inode besides, and the backend none.  Returns, for each backend
- * index, the list of connections it opened.
- */
-static List **
-find_outgoing(Matcher *m, MptcpDiag *diag, PgBackendStatus **backends,
-			  int num_backends)
-{
-	List	  **outgoing = palloc0(sizeof(List *) * (num_backends + 1));
-
-	for (int s = 0; s < noutgoing_sources; s++)
-	{
-		int			n = outgoing_sources[s]->claim(diag, backends, num_backends,
-												   outgoing);
-
-		if (n >= 0)
-			m->nrecorded = Max(m->nrecorded, 0) + n;
-	}
-	return outgoing;
-}
-
-/* a row without MPTCP figures for this backend, if it found none? */
-static bool
-expects_outgoing_row(PgBackendStatus *beentry)
-{
-	for (int s = 0; s < noutgoing_sources; s++)
-	{
-		if (outgoing_sources[s]->has_row != NULL &&
-			outgoing_sources[s]->has_row(beentry))
-			return true;
-	}
-	return false;
-}
-
 static MptcpRow *
 new_row(PgBackendStatus *beentry, bool visible, bool outgoing, MptcpConn *c)
 {
@@ -262,8 +188,7 @@ mptcp_match_families(void)
 			&pgstat_get_local_beentry_by_index(i)->backendStatus;
 
 		what |= MPTCP_DIAG_CONNS_OF(beentry->st_clientaddr.addr.ss_family);
-		for (int s = 0; s < noutgoing_sources; s++)
-			what |= outgoing_sources[s]->families(beentry);
+		what |= mptcp_outgoing_families(beentry);
 	}
 	return what;
 }
@@ -285,7 +210,6 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 	List	  **outgoing;
 	List	   *rows = NIL;
 	ListCell   *lc;
-	int			unclaimed = 0;
 
 	/*
 	 * The backend status is the transaction's snapshot, as pg_stat_activity
@@ -315,17 +239,12 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 			incoming[i] = c;
 		}
 	}
-	outgoing = find_outgoing(&m, diag, backends, num_backends);
-	foreach(lc, diag->conns)
-		unclaimed += mptcp_match_unclaimed(lfirst(lc));
-	elog(DEBUG1, "mptcpinfo: %d sockets recorded by the server processes that opened them; %d MPTCP connections of the server's user held by no server process",
-		 m.nrecorded, unclaimed);
+	outgoing = mptcp_outgoing_claim(diag, backends, num_backends);
 
 	for (int i = 1; i <= num_backends; i++)
 	{
 		PgBackendStatus *beentry = backends[i];
 		bool		visible;
-		bool		expects_row;
 		int			nrows = list_length(rows);
 		uint8		addr[16];
 		uint16		port;
@@ -335,7 +254,6 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 		if (!live_backend(&m, beentry))
 			continue;
 		visible = HAS_PGSTAT_PERMISSIONS(beentry->st_userid);
-		expects_row = expects_outgoing_row(beentry);
 		if (backend_client(beentry, addr, &port))
 			rows = lappend(rows, new_row(beentry, visible, false, incoming[i]));
 		/* (versions 1.0 and 1.1 show the walreceivers' only) */
@@ -345,7 +263,7 @@ mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 				rows = lappend(rows, new_row(beentry, visible, true, lfirst(lc)));
 		}
 		/* a walreceiver on plain TCP, or one whose socket was missed */
-		if (expects_row && outgoing[i] == NIL)
+		if (outgoing[i] == NIL && mptcp_outgoing_has_row(beentry))
 			rows = lappend(rows, new_row(beentry, visible, true, NULL));
 		/* one row with nothing but the pid for a process the caller can't see */
 		if (!visible && list_length(rows) > nrows + 1)

@@ -23,9 +23,9 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
-#include "mptcp_diag.h"
 #include "mptcp_conns.h"
 #include "mptcp_subflows.h"
+#include "mptcp_tcp.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 

@@ -18,6 +18,7 @@
 #define MPTCP_SUBFLOWS_H
 
 #include "mptcp_match.h"
+#include "mptcp_tcp.h"
 
 /*
  * The subflows of a connection that a session keeps and looks up: the

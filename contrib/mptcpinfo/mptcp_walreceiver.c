@@ -25,6 +25,7 @@
 
 #include "miscadmin.h"
 #include "mptcp_match.h"
+#include "mptcp_outgoing.h"
 #include "mptcp_walreceiver.h"
 #include "replication/walreceiver.h"
 #include "storage/spin.h"
@@ -82,7 +83,7 @@ walreceiver_conn(MptcpDiag *diag, PgBackendStatus *beentry)
 	{
 		MptcpConn  *c = lfirst(lc);
 
-		if (mptcp_match_unclaimed(c) && c->ends.remote_port == port &&
+		if (mptcp_outgoing_unclaimed(c) && c->ends.remote_port == port &&
 			memcmp(c->ends.remote, addr, 16) == 0 &&
 			mptcp_match_better(best, c))
 			best = c;
@@ -128,5 +129,5 @@ static const MptcpOutgoingSource walreceiver_source = {
 void
 mptcp_walreceiver_init(void)
 {
-	mptcp_match_add_source(&walreceiver_source);
+	mptcp_outgoing_add_source(&walreceiver_source);
 }

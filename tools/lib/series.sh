@@ -289,7 +289,7 @@ cmd_refresh() {
 
 # ---------------------------------------------------------------- export
 # The whole series, or, with EXPORT_SPLIT in upstream.conf (master), the
-# threads it is posted as: "core:1-4 monitoring:5-11" gives $out/core and
+# threads it is posted as: "core:1-4 monitoring:5-12" gives $out/core and
 # $out/monitoring, each numbered from 1 with its own cover letter
 # (patches/MAJOR/cover-letter-NAME), a later thread on top of the earlier
 # ones (its patches name them as prerequisite-patch-id).  The threads are

@@ -123,7 +123,8 @@ $node->backup('base');
 my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($node, 'base', has_streaming => 1);
 $standby->append_conf('postgresql.conf',
-	"primary_conninfo = '$connstr mptcp=1 application_name=standby'\n");
+	"primary_conninfo = '$connstr mptcp=1 application_name=standby'\nlisten_mptcp = on\n"
+);
 $standby->start;
 $node->safe_psql('postgres', 'CREATE TABLE replicated AS SELECT 42 AS a');
 $node->wait_for_catchup('standby');
@@ -135,6 +136,15 @@ SELECT m.direction, m.mptcp, m.subflows
   FROM pg_stat_wal_receiver w JOIN pg_stat_mptcp m USING (pid)}),
 	'outgoing|t|1',
 	'standby: the walreceiver has one outgoing MPTCP connection');
+# The subflows of the walreceiver's connection and of a client's: a dump
+# for both filters by two ports, a local and a remote one.
+my (undef, $both, $both_err) = $standby->psql(
+	'postgres', q{
+SELECT count(*) FROM pg_stat_mptcp_subflows s JOIN pg_stat_mptcp m USING (pid, token)
+ WHERE m.direction = 'outgoing' OR s.pid = pg_backend_pid()},
+	connstr => 'host=127.0.0.1 port=' . $standby->port . ' dbname=postgres mptcp=1');
+is($both, '2', 'standby: the subflows of the walreceiver and of an MPTCP client');
+is($both_err, '', 'standby: the dump filtered by two ports, without a warning');
 is( $node->safe_psql(
 		'postgres', q{
 SELECT m.direction, m.mptcp
