@@ -58,6 +58,12 @@
 #              first address too, the standby's limits of README.md's
 #              quick start (4 and 4), and guide/failover/mend-paths running
 #              on both hosts (it re-announces a path that comes back)
+#   mptcp_defaults
+#              mptcp_guide without host-setup: the same files, endpoints,
+#              limits and mend-paths, the kernel's own timeouts; the
+#              baseline host-setup is measured against in the same run
+#              ("make bench" detaches host-setup's program for every mode
+#              but mptcp_guide, through bench/host-setup-switch.sh)
 #   mptcp_hostwide
 #              the guide's fallback: the same, with
 #              guide/failover/sysctl-host-wide.conf instead of sysctl.conf
@@ -94,6 +100,25 @@
 # (pg_stat_mptcp_subflows) and `ss -tinM` on the primary: logs/, and the
 # counters' timeline in counters.csv.
 # BENCH_STALL_CUT_PATH=N cuts path N instead of the busiest one.
+# BENCH_STALL_FAULT picks the fault that starts at BENCH_STALL_FAIL_AT:
+#   cut        (default) the busiest path blackholed (for good, or until
+#              BENCH_STALL_RESTORE_AFTER)
+#   outage:S   every path blackholed for S seconds (e.g. 1.5), then back:
+#              a switch reconverging, a VM's migration pause
+#   loss:P     every path drops P % of its packets at random, both ways,
+#              to the end of the run (nft in the router; e.g. 2 or 0.5)
+#   loss1:P    the same on the busiest path only
+#   delay:MS[:J]
+#              the busiest path gets MS ms more round-trip time (J ms of
+#              jitter), the others stay fast (netem: kernels with
+#              sch_netem, such as Debian's; not this host's)
+# After pgbench, with the fault still on, BENCH_STALL_BULK_MB (default 32
+# for loss and delay, 0 otherwise) megabytes are copied from the primary to
+# the standby's host over a new MPTCP connection (COPY TO STDOUT from psql
+# there): the bulk rate under the fault.  fault.csv then has, per run, the
+# subflows closed on a timeout (TcpExtTCPAbortOnTimeout) on each host, the
+# MP_JOINs the primary accepted (MPJoinAckRx), the bulk rate, and what
+# host-setup's program did (when it was attached).
 # BENCH_STALL_RESTORE_AFTER=S brings the cut path back S seconds after the
 # cut (default: never), and the run then records, in path-back.csv, how long
 # until the walsender's connection has a subflow on that path again (empty
@@ -120,6 +145,17 @@ SECONDS_RUN=${BENCH_STALL_SECONDS:-80}
 FAIL_AT=${BENCH_STALL_FAIL_AT:-15}
 SCALE=${BENCH_STALL_SCALE:-4}
 RESTORE_AFTER=${BENCH_STALL_RESTORE_AFTER:-0}
+FAULT=${BENCH_STALL_FAULT:-cut}
+case $FAULT in
+cut) BULK_DEFAULT=0 ;;
+outage:*) [[ "${FAULT#outage:}" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { say "BENCH_STALL_FAULT=outage:SECONDS"; exit 1; }; BULK_DEFAULT=0 ;;
+loss:* | loss1:*) [[ "${FAULT#*:}" =~ ^[0-9]+(\.[0-9])?$ ]] || { say "BENCH_STALL_FAULT=loss:PERCENT (0 to 100, one decimal)"; exit 1; }; BULK_DEFAULT=32 ;;
+delay:*) [[ "${FAULT#delay:}" =~ ^[0-9]+(:[0-9]+)?$ ]] || { say "BENCH_STALL_FAULT=delay:MS[:JITTER_MS]"; exit 1; }; BULK_DEFAULT=32 ;;
+*) say "BENCH_STALL_FAULT must be cut, outage:S, loss:P, loss1:P or delay:MS[:J]"; exit 1 ;;
+esac
+BULK_MB=${BENCH_STALL_BULK_MB:-$BULK_DEFAULT}
+[[ "$BULK_MB" =~ ^[0-9]+$ ]] || { say "BENCH_STALL_BULK_MB must be a whole number"; exit 1; }
+[ "$FAULT" = cut ] || [ "$RESTORE_AFTER" = 0 ] || { say "BENCH_STALL_RESTORE_AFTER goes with BENCH_STALL_FAULT=cut only"; exit 1; }
 STALL_LAB=${BENCH_STALL_LAB:-bench}
 GUIDE=$(cd "$(dirname "$0")/../guide/failover" && pwd)
 NPATHS=4
@@ -136,8 +172,12 @@ bench_start=$(now)
 
 case $STALL_LAB in bench | field) ;; *) say "BENCH_STALL_LAB must be bench or field"; exit 1 ;; esac
 HOST_SETUP=none
+# a switch beside the lab (bench/host-setup-switch.sh) attaches the program
+# for mptcp_guide only; without one, it is on for every mode
+SWITCH=
+[ -f "$WORK/host-setup.state" ] && SWITCH=1
 if [ -n "${BENCH_HOST_SETUP_CGROUP:-}" ]; then
-	HOST_SETUP="$(basename "${BENCH_HOST_SETUP:-?}") on the lab's cgroup, for every mode"
+	HOST_SETUP="$(basename "${BENCH_HOST_SETUP:-?}") on the lab's cgroup, $([ -n "$SWITCH" ] && echo "for mptcp_guide only" || echo "for every mode")"
 elif [ "${BENCH_HOST_SETUP:-}" != none ] && [[ " $MODES " == *" mptcp_guide "* ]]; then
 	say "mode mptcp_guide needs guide/failover/host-setup: run \"make bench\" as root with mptcp_guide as the only mode (BENCH_HOST_SETUP=none: without it)"
 	exit 1
@@ -152,12 +192,13 @@ runs=$OUT/runs.csv
 timeline=$OUT/timeline.csv
 addrs=$(seq -s, -f '198.18.%g.1' 1 $NPATHS)
 {
-	echo "# lab: $STALL_LAB; kernel: $(uname -sr); $NPATHS paths of $RATE through the router lab, cc $LAB_CC; pgbench TPC-B like, scale $SCALE, $CLIENTS clients, -R $TPS, $SECONDS_RUN s a run, busiest path blackholed at $FAIL_AT s; synchronous_commit = on, one synchronous standby; host setup: $HOST_SETUP; $(nproc) cores"
+	echo "# lab: $STALL_LAB; kernel: $(uname -sr); $NPATHS paths of $RATE through the router lab, cc $LAB_CC; pgbench TPC-B like, scale $SCALE, $CLIENTS clients, -R $TPS, $SECONDS_RUN s a run, fault $FAULT at $FAIL_AT s (cut: the busiest path blackholed); synchronous_commit = on, one synchronous standby; host setup: $HOST_SETUP; $(nproc) cores"
 	echo "mode,round,blackholed_path,subflows,baseline_tps,max_latency_ms,max_gap_ms,slow_commits,recovery_s,capped,cap_s,commits,failed_tx,pgbench_errors,walreceiver_restarts,sender_host_after,load1"
 } >"$runs"
 echo "mode,round,t,commits,max_latency_ms" >"$timeline"
 echo "mode,round,t,side,name,value" >"$OUT/counters.csv"
 echo "mode,round,path,restored_at_s,back_after_s" >"$OUT/path-back.csv"
+echo "mode,round,fault,abort_on_timeout_primary,abort_on_timeout_standby,mp_joins_primary,bulk_mb,bulk_s,bulk_mbit_s,hs_closed_dead_path,hs_rto_sibling_alive,hs_rto_all_silent,walreceiver_restarts,max_latency_ms,slow_commits,load1" >"$OUT/fault.csv"
 
 # The primary: synchronous, one named standby.
 server_init
@@ -188,7 +229,7 @@ set_mode() {
 	case $mode in
 	mptcp | mptcp_stale1 | mptcp_stale2 | mptcp_stale3 | mptcp_rtomax | mptcp_retries2 | mptcp_backup)
 		conninfo="host=198.18.1.1 port=$PGPORT_LAB mptcp=1" ;;
-	mptcp_guide | mptcp_hostwide)
+	mptcp_guide | mptcp_defaults | mptcp_hostwide)
 		conninfo="host=$addrs port=$PGPORT_LAB mptcp=require" ;;
 	mptcp_hostlist)
 		conninfo="host=$addrs port=$PGPORT_LAB mptcp=1" ;;
@@ -217,7 +258,7 @@ set_mode() {
 	host_sysctl net/mptcp/blackhole_timeout 3600
 	host_sysctl net/mptcp/add_addr_timeout 120
 	case $mode in
-	mptcp_guide) guide_sysctls "$GUIDE/sysctl.conf" ;;
+	mptcp_guide | mptcp_defaults) guide_sysctls "$GUIDE/sysctl.conf" ;;
 	mptcp_hostwide) guide_sysctls "$GUIDE/sysctl-host-wide.conf" ;;
 	esac
 	sql "ALTER SYSTEM RESET ALL"
@@ -235,19 +276,34 @@ set_mode() {
 		wal_retrieve_retry_interval = '1s'
 		EOF
 	fi
-	if [ "$mode" = mptcp_guide ] || [ "$mode" = mptcp_hostwide ]; then
+	if [[ " mptcp_guide mptcp_defaults mptcp_hostwide " == *" $mode "* ]]; then
 		guide_settings "$GUIDE/primary.conf" | while read -r name value; do
 			sql "ALTER SYSTEM SET $name = $value"
 		done
 		cat "$GUIDE/standby.conf" >"$STANDBY_DATA/stall_mode.conf"
 	fi
 	sql "ALTER SYSTEM SET synchronous_standby_names = 'bench_standby'"
+	if [ -n "$SWITCH" ]; then
+		if [ "$mode" = mptcp_guide ]; then host_setup_switch attach; else host_setup_switch detach; fi
+	fi
 	# a restart, not a reload: the listen sockets take tcp_rto_max_ms now
 	if [ "${BENCH_STALL_RESTART:-1}" = 1 ]; then
 		server_stop
 		server_start on
 	fi
 	echo "primary_conninfo = '$conninfo application_name=bench_standby'" >>"$STANDBY_DATA/stall_mode.conf"
+}
+
+# host_setup_switch attach|detach: ask the switch beside the lab, and wait
+# (bounded) until it did
+host_setup_switch() {
+	echo "$1" >"$WORK/host-setup.want"
+	for _ in $(seq 150); do
+		[ "$(cat "$WORK/host-setup.state" 2>/dev/null)" = "$1" ] && return 0
+		sleep 0.1
+	done
+	say "host-setup did not $1 in 15 s: $(cat "$WORK/host-setup.state" 2>/dev/null)"
+	exit 1
 }
 
 # host_sysctl PATH VALUE: on the primary's host and the standby's (a sysctl
@@ -291,7 +347,7 @@ wait_sync() {
 # host (server) or the standby's (client)
 counter_values() {
 	{ if [ "$1" = server ]; then cat /proc/net/netstat /proc/net/snmp; else client cat /proc/net/netstat /proc/net/snmp; fi; } |
-		awk '/^(MPTcpExt|Tcp):/ { if (!($1 in h)) { h[$1] = $0; next } split(h[$1], n); for (i = 2; i <= NF; i++) print $1, n[i], $i }'
+		awk '/^(MPTcpExt|Tcp|TcpExt):/ { if (!($1 in h)) { h[$1] = $0; next } split(h[$1], n); for (i = 2; i <= NF; i++) print $1, n[i], $i }'
 }
 
 # The MPTcpExt counters that are not zero, of the primary's namespace and the
@@ -354,12 +410,88 @@ watch_path_back() {
 	say "  $mode round $round: $([ -n "$back" ] && echo "a subflow on path $path again $back s after it came back" || echo "no subflow on path $path by the end of the run")"
 }
 
+# start_fault PATH: BENCH_STALL_FAULT, on PATH where it takes one path (an
+# outage comes back by itself after its seconds; the rest stays on)
+start_fault() {
+	local path=$1 i permille
+	case $FAULT in
+	cut) lab blackhole "$path" ;;
+	outage:*)
+		for i in $(seq $NPATHS); do lab blackhole "$i"; done
+		sleep "${FAULT#outage:}"
+		for i in $(seq $NPATHS); do lab restore "$i"; done ;;
+	loss:* | loss1:*)
+		permille=$(awk -v p="${FAULT#*:}" 'BEGIN { printf "%d", p * 10 + 0.5 }')
+		if [ "${FAULT%%:*}" = loss1 ]; then
+			lab lossy "$path" "$permille"
+		else
+			for i in $(seq $NPATHS); do lab lossy "$i" "$permille"; done
+		fi ;;
+	delay:*)
+		local d=${FAULT#delay:}
+		lab delay "$path" "${d%%:*}" "$([[ "$d" == *:* ]] && echo "${d#*:}" || echo 0)" ;;
+	esac
+}
+
+fault_words() {
+	case $FAULT in
+	cut) echo "path $1 blackholed" ;;
+	outage:*) echo "every path out for ${FAULT#outage:} s, back" ;;
+	loss:*) echo "every path losing ${FAULT#loss:} %" ;;
+	loss1:*) echo "path $1 losing ${FAULT#loss1:} %" ;;
+	delay:*) echo "path $1 delayed by ${FAULT#delay:} ms" ;;
+	esac
+}
+
+# fault_counters: "TCPAbortOnTimeout(primary) TCPAbortOnTimeout(standby)
+# MPJoinAckRx(primary)" now
+fault_counters() {
+	local a b j
+	a=$(counter_values server | awk '$1 == "TcpExt:" && $2 == "TCPAbortOnTimeout" { print $3 }')
+	b=$(counter_values client | awk '$1 == "TcpExt:" && $2 == "TCPAbortOnTimeout" { print $3 }')
+	j=$(counter_values server | awk '$1 == "MPTcpExt:" && $2 == "MPJoinAckRx" { print $3 }')
+	echo "${a:-0} ${b:-0} ${j:-0}"
+}
+
+# bulk_copy MODE ROUND: BULK_MB megabytes from the primary to a psql on the
+# standby's host over a new MPTCP connection; prints "SECONDS MBIT_PER_S"
+# (empty when the bytes did not all arrive)
+bulk_copy() {
+	local rows=$((BULK_MB * 1024)) t bytes
+	t=$(now)
+	bytes=$(client timeout 300 psql -X -At "$(remote 1)" -c "COPY (SELECT repeat('x', 1023) FROM generate_series(1, $rows)) TO STDOUT" 2>"$OUT/logs/bulk.$1.$2.err" | wc -c)
+	t=$(elapsed "$t")
+	if [ "$bytes" -ne $((rows * 1024)) ]; then
+		say "  $1 round $2: the bulk copy got $bytes bytes of $((rows * 1024)): $(head -c 200 "$OUT/logs/bulk.$1.$2.err")"
+		echo " "
+		return
+	fi
+	echo "$t $(awk -v b="$bytes" -v t="$t" 'BEGIN { printf "%.1f", b * 8 / t / 1e6 }')"
+}
+
+# fault_line MODE ROUND BEFORE AFTER BULK_S BULK_MBIT HS_STATUS RESTARTS
+# LOAD: one line of fault.csv, and what it says
+fault_line() {
+	local mode=$1 round=$2 hs_closed= hs_alive= hs_silent= lat slow
+	read -r a0 b0 j0 <<<"$3"
+	read -r a1 b1 j1 <<<"$4"
+	if [ -n "$7" ] && [ -f "$7" ]; then
+		hs_closed=$(awk '/subflows closed: dead path/ { print $1 }' "$7")
+		hs_alive=$(awk '/while a sibling subflow delivered/ { print $1 }' "$7")
+		hs_silent=$(awk '/while every subflow was silent/ { print $1 }' "$7")
+	fi
+	lat=$(tail -1 "$runs" | cut -d, -f6)
+	slow=$(tail -1 "$runs" | cut -d, -f8)
+	echo "$mode,$round,$FAULT,$((a1 - a0)),$((b1 - b0)),$((j1 - j0)),$BULK_MB,$5,$6,$hs_closed,$hs_alive,$hs_silent,$8,$lat,$slow,$9" >>"$OUT/fault.csv"
+	say "  $mode round $round: subflows closed on a timeout: primary $((a1 - a0)), standby $((b1 - b0)); MP_JOINs $((j1 - j0))$([ -z "$6" ] || echo "; bulk ${BULK_MB} MB at $6 Mbit/s")$([ -z "$hs_closed" ] || echo "; host-setup closed $hs_closed (RTOs beside a live sibling $hs_alive, with all silent $hs_silent)")"
+}
+
 run_one() {
 	local mode=$1 round=$2 wpid subflows t0 before after busiest t_fail t_end released=0 rc=0
 	local pgb=$WORK/pgb.$mode.$round
 	if [ "$mode" = mptcp_backup ]; then lab_up "$NPATHS" "$RATE" backup=$NPATHS; else lab_up "$NPATHS" "$RATE"; fi
 	set_mode "$mode"
-	if [ "$mode" = mptcp_guide ]; then
+	if [ "$mode" = mptcp_guide ] || [ "$mode" = mptcp_defaults ]; then
 		# what the guide sets up beside the settings: the primary's first
 		# address as a signal endpoint too, and mend-paths on both hosts
 		ip mptcp endpoint add 198.18.1.1 dev sv1 signal
@@ -395,6 +527,8 @@ run_one() {
 		pgbench -q -i -s "$SCALE" -h "$WORK" -p "$PGPORT_LAB" postgres >/dev/null 2>&1
 	fi
 	rm -f "$pgb".log*
+	local before_counters
+	before_counters=$(fault_counters)
 	t0=$(now)
 	pgbench -n -R "$TPS" -c "$CLIENTS" -j 2 -T "$SECONDS_RUN" -l --log-prefix="$pgb.log" \
 		-h "$WORK" -p "$PGPORT_LAB" postgres >"$pgb.out" 2>"$pgb.err" &
@@ -414,8 +548,8 @@ run_one() {
 	[ "${mode#mptcp}" != "$mode" ] &&
 		subflows=$(sql "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $wpid")
 	t_fail=$(now)
-	lab blackhole "$busiest"
-	say "  $mode round $round: $subflows subflow(s); path $busiest blackholed at $(elapsed "$t0") s"
+	start_fault "$busiest"
+	say "  $mode round $round: $subflows subflow(s); $(fault_words "$busiest") at $(elapsed "$t0") s"
 	local watcher=
 	if [ "$RESTORE_AFTER" -gt 0 ]; then
 		watch_path_back "$mode" "$round" "$busiest" "$t0" "$t_fail" "$t_stop" &
@@ -439,7 +573,20 @@ run_one() {
 	wait "$pgpid" || rc=$?
 	wait "$sampler" || true
 	[ -z "$watcher" ] || wait "$watcher" || true
+	# the bulk rate, with the fault still on
+	local bulk_s= bulk_mbit=
+	if [ "$BULK_MB" -gt 0 ]; then
+		read -r bulk_s bulk_mbit < <(bulk_copy "$mode" "$round")
+	fi
+	local after_counters hs_status=
+	after_counters=$(fault_counters)
 	stop_menders
+	if [ -n "$SWITCH" ] && [ "$mode" = mptcp_guide ]; then
+		# (detaching writes what the program did in this run)
+		host_setup_switch detach
+		hs_status=$WORK/host-setup.status
+		cp "$hs_status" "$OUT/logs/host-setup.$mode.$round.txt" 2>/dev/null || true
+	fi
 	gzip -9f "$OUT/logs/ss.$mode.$round.txt"
 	# counters.csv: the time since the cut, and the values that changed
 	awk -F, -v f="$(awk -v a="$t_fail" -v b="$t0" 'BEGIN { printf "%.3f", a - b }')" '
@@ -468,6 +615,7 @@ run_one() {
 	lab down >/dev/null 2>&1
 	python3 "$(dirname "$0")/stall_report.py" analyse "$mode" "$round" "$t_fail" "$t0" "$SECONDS_RUN" "$released" \
 		"$busiest" "$subflows" "${failed:-0}" "$errors" "$restarts" "$sender_host" "$load" "$runs" "$timeline" "$pgb".log*
+	fault_line "$mode" "$round" "$before_counters" "$after_counters" "$bulk_s" "$bulk_mbit" "$hs_status" "$restarts" "$load"
 	tail -1 "$runs" | awk -F, '{ printf "==>   %s round %s: longest commit %s ms, longest gap %s ms, %s commits > 1 s, rate back after %s s%s; failed %s, errors %s; walreceiver restarts %s, now on %s; load %s\n", $1, $2, $6, $7, $8, $9, ($10 == 1 ? " (capped)" : ""), $13, $14, $15, $16, $17 }' >&2
 	rm -f "$pgb".log*
 }

@@ -40,7 +40,7 @@ import sys
 from pathlib import Path
 
 MODES = ["mptcp", "mptcp_hostlist", "mptcp_stale1", "mptcp_stale2", "mptcp_stale3", "mptcp_rtomax", "mptcp_retries2",
-         "mptcp_keepalive", "mptcp_backup", "mptcp_guide", "tcp", "tcp_tuned"]
+         "mptcp_keepalive", "mptcp_backup", "mptcp_guide", "mptcp_defaults", "mptcp_hostwide", "tcp", "tcp_tuned"]
 LABELS = {
     "mptcp": "MPTCP, 4 subflows, kernel defaults",
     "mptcp_hostlist": "MPTCP, host=a,b,c,d, kernel defaults",
@@ -52,12 +52,15 @@ LABELS = {
     "mptcp_keepalive": "MPTCP, keepalives 1 s / 1 s / 2",
     "mptcp_backup": "MPTCP, path 4 a backup endpoint",
     "mptcp_guide": "MPTCP, guide/failover's files and a host list",
+    "mptcp_defaults": "MPTCP, the same without host-setup (kernel timeouts)",
+    "mptcp_hostwide": "MPTCP, the guide's host-wide fallback",
     "tcp": "TCP, host=a,b,c,d, default timeouts",
     "tcp_tuned": "TCP, host=a,b,c,d, tuned timeouts",
 }
 COLORS = {"mptcp": "#1f77b4", "mptcp_hostlist": "#aec7e8", "mptcp_stale1": "#2ca02c", "mptcp_stale2": "#17becf", "mptcp_stale3": "#bcbd22",
           "mptcp_rtomax": "#9467bd", "mptcp_retries2": "#8c564b",
           "mptcp_keepalive": "#e377c2", "mptcp_backup": "#7f7f7f", "mptcp_guide": "#000000",
+          "mptcp_defaults": "#ff9896", "mptcp_hostwide": "#c49c94",
           "tcp": "#d62728", "tcp_tuned": "#ff7f0e"}
 # counters drawn under the stall in mechanism.svg: (side, name, colour)
 EVENTS = [("server", "MPTCPRetrans", "#d62728"), ("server", "SubflowStale", "#2ca02c"),

@@ -117,7 +117,7 @@ cmd_verify_debian_patches() {
 deb_host_tools() {
 	is_root || die "'make $1' needs root: it makes a chroot with mmdebstrap and mounts /proc, /dev in it"
 	local missing= p
-	for p in mmdebstrap quilt; do command -v "$p" >/dev/null || missing="$missing $p"; done
+	for p in mmdebstrap quilt bpftool; do command -v "$p" >/dev/null || missing="$missing $p"; done
 	if [ -n "$missing" ]; then
 		note "installing:$missing"
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >"$DEB_DIR/apt.log" 2>&1 ||
@@ -193,25 +193,32 @@ cmd_deb() {
 	deb_repo
 }
 
-# ---- pg-mptcp-failover: guide/failover's tools as a package (Architecture:
-# all, no build step), made beside the server's packages and put in the same
+# ---- pg-mptcp-failover: guide/failover's tools as a package, made beside the server's packages and put in the same
 # repository: the scoped failover timeouts (host-setup, run by a drop-in of
 # Debian's postgresql@.service before each cluster starts), mend-paths (a
 # path that comes back gets its subflow again), pg-mptcp-paths (limits and
 # endpoints from /etc/pg-mptcp/paths.conf, at every boot), and the MPTCP
-# sysctls.  Installing it enables the two units; systemd starts them (a
+# sysctls.  Its one build step compiles host/'s sock_ops program with
+# Debian's clang and libbpf headers (make host-tools); the object is BPF
+# bytecode of the build machine's byte order, so the package is built per
+# architecture.  Installing it enables the two units; systemd starts them (a
 # chroot's policy-rc.d keeps them stopped).  Its version is the UTC date and
-# time of the last commit that changed guide/failover/ (1.20261128.093000):
+# time of the last commit that changed guide/failover/ or host/ (1.20261128.093000):
 # two changes on one day still make a newer version.
 deb_failover_package() {
-	local out=$1 g=$TOP/guide/failover pkg ver root
+	local out=$1 g=$TOP/guide/failover pkg ver root arch
 	pkg=pg-mptcp-failover
-	ver=$(TZ=UTC git -C "$TOP" log -1 --format=%cd --date=format-local:%Y%m%d.%H%M%S -- guide/failover 2>/dev/null || true)
+	ver=$(TZ=UTC git -C "$TOP" log -1 --format=%cd --date=format-local:%Y%m%d.%H%M%S -- guide/failover host 2>/dev/null || true)
 	ver=1.${ver:-0}
 	root=$(mktemp -d)
 	chmod 755 "$root"
 	install -d "$root/DEBIAN" "$root/usr/sbin" "$root/usr/lib/systemd/system/postgresql@.service.d" \
-		"$root/usr/lib/sysctl.d" "$root/etc/pg-mptcp" "$root/usr/share/doc/$pkg/examples"
+		"$root/usr/lib/sysctl.d" "$root/etc/pg-mptcp" "$root/usr/share/doc/$pkg/examples" "$root/usr/lib/pg-mptcp"
+	cmd_host_tools
+	host_bpf_compile "$HOST_BPF_SOURCE" "$root/usr/lib/pg-mptcp/pg-mptcp-subflow.bpf.o" ||
+		die "could not compile $HOST_BPF_SOURCE"
+	chmod 644 "$root/usr/lib/pg-mptcp/pg-mptcp-subflow.bpf.o"
+	arch=$(dpkg --print-architecture)
 	install -m 755 "$g/host-setup" "$root/usr/sbin/pg-mptcp-host-setup"
 	install -m 755 "$g/mend-paths" "$root/usr/sbin/pg-mptcp-mend-paths"
 	install -m 755 "$g/paths" "$root/usr/sbin/pg-mptcp-paths"
@@ -223,23 +230,26 @@ deb_failover_package() {
 	install -m 644 "$g/paths.conf" "$root/etc/pg-mptcp/paths.conf"
 	install -m 644 "$g/primary.conf" "$g/standby.conf" "$g/sysctl-host-wide.conf" "$root/usr/share/doc/$pkg/examples/"
 	install -m 644 "$TOP/LICENSE" "$root/usr/share/doc/$pkg/copyright"
+	# (the program's source, GPL: beside the object it was built into)
+	install -m 644 "$HOST_BPF_SOURCE" "$root/usr/share/doc/$pkg/"
 	chmod 644 "$root"/usr/lib/systemd/system/*.service "$root"/usr/lib/systemd/system/*/*.conf
 	echo /etc/pg-mptcp/paths.conf >"$root/DEBIAN/conffiles"
 	cat >"$root/DEBIAN/control" <<-EOF
 	Package: $pkg
 	Version: $ver
-	Architecture: all
+	Architecture: $arch
 	Maintainer: $DEB_MAINTAINER
-	Depends: python3, iproute2
+	Depends: python3, iproute2, bpftool
 	Section: database
 	Priority: optional
 	Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
 	Description: failover settings for PostgreSQL over Multipath TCP
 	 Bounds how long a dead network path can hold a PostgreSQL replication
 	 connection's commits, without changing any host-wide TCP setting: a BPF
-	 program on PostgreSQL's cgroup gives only its MPTCP subflows a short
-	 TCP_USER_TIMEOUT and SYN retry count (pg-mptcp-host-setup, run before each
-	 cluster starts). pg-mptcp-mend-paths gives a connection back a path that
+	 program on each cluster's cgroup closes an MPTCP subflow whose path is
+	 dead while another path delivers, leaves an outage of every path to the
+	 kernel, and bounds a connection attempt on a dead address
+	 (pg-mptcp-host-setup, run before each cluster starts). pg-mptcp-mend-paths gives a connection back a path that
 	 comes back; pg-mptcp-paths sets the MPTCP limits and endpoints of
 	 /etc/pg-mptcp/paths.conf at every boot.
 	EOF
@@ -254,6 +264,17 @@ deb_failover_package() {
 		if [ -d /run/systemd/system ] && command -v deb-systemd-invoke >/dev/null; then
 			deb-systemd-invoke restart pg-mptcp-mend-paths.service >/dev/null || true
 		fi
+		# clusters running now get the program without a restart (the
+		# drop-in gives it to those that start later)
+		if [ -d /run/systemd/system ]; then
+			cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+			for unit in $(systemctl list-units --state=active --plain --no-legend 'postgresql@*.service' 2>/dev/null | awk '{ print $1 }'); do
+				cg=$(systemctl show -P ControlGroup "$unit" 2>/dev/null || true)
+				[ -n "$cg2" ] && [ -n "$cg" ] || continue
+				/usr/sbin/pg-mptcp-host-setup "$cg2$cg" >/dev/null 2>&1 ||
+					echo "pg-mptcp-failover: could not attach the failover program to $unit (pg-mptcp-host-setup $cg2$cg says why)" >&2
+			done
+		fi
 	fi
 	EOF
 	cat >"$root/DEBIAN/prerm" <<-'EOF'
@@ -261,6 +282,10 @@ deb_failover_package() {
 	set -e
 	if [ "$1" = remove ] && [ -d /run/systemd/system ] && command -v deb-systemd-invoke >/dev/null; then
 		deb-systemd-invoke stop pg-mptcp-mend-paths.service >/dev/null || true
+	fi
+	# the program leaves with the package, from every cgroup it is on
+	if [ "$1" = remove ] || [ "$1" = upgrade ]; then
+		/usr/sbin/pg-mptcp-host-setup --remove --all >/dev/null 2>&1 || true
 	fi
 	EOF
 	cat >"$root/DEBIAN/postrm" <<-'EOF'
@@ -273,7 +298,7 @@ deb_failover_package() {
 	EOF
 	chmod 755 "$root"/DEBIAN/postinst "$root"/DEBIAN/prerm "$root"/DEBIAN/postrm
 	rm -f "$out/${pkg}_"*.deb
-	dpkg-deb --root-owner-group -Zxz --build "$root" "$out/${pkg}_${ver}_all.deb" >/dev/null ||
+	dpkg-deb --root-owner-group -Zxz --build "$root" "$out/${pkg}_${ver}_${arch}.deb" >/dev/null ||
 		{ rm -rf "$root"; die "dpkg-deb could not build $pkg"; }
 	rm -rf "$root"
 }

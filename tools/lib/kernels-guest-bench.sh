@@ -22,7 +22,7 @@ cd "$run" || exit 1
 echo "release $(uname -r)" >kernel
 # (a kernel without modules, kernel-compare's, has them built in)
 [ ! -e /proc/modules ] ||
-	for m in mptcp_diag inet_diag tcp_diag veth bridge sch_tbf sch_htb sch_prio cls_u32 tcp_bbr; do
+	for m in mptcp_diag inet_diag tcp_diag veth bridge sch_tbf sch_htb sch_prio sch_netem cls_u32 tcp_bbr nf_tables; do
 		modprobe -q "$m" 2>/dev/null || echo "modprobe $m failed" >>kernel
 	done
 
@@ -52,6 +52,12 @@ libdir=$("$prefix/bin/pg_config" --libdir)
 settings=()
 while IFS= read -r v; do settings+=("$v"); done < <(env | grep -E '^BENCH_')
 rc=0
+# (modes without it beside the modes with it: bench/host-setup-switch.sh)
+switch=
+if [ -n "$cg" ]; then
+	bash "$top/bench/host-setup-switch.sh" "$BENCH_HOST_SETUP" "$cg" "$work/lab" &
+	switch=$!
+fi
 (
 	[ -z "$cg" ] || echo $BASHPID >"$cg/cgroup.procs"
 	exec setpriv --reuid="$uid" --regid="$gid" --init-groups --inh-caps=-all -- \
@@ -59,6 +65,10 @@ rc=0
 		unshare -Un --map-user="$uid" --map-group="$gid" --keep-caps \
 		bash "$top/bench/$script" "$prefix/bin" "$work/lab" "$top/src/test/mptcp/lab.sh" "$work/out"
 ) || rc=$?
+if [ -n "$switch" ]; then
+	touch "$work/lab/host-setup.stop"
+	wait "$switch"
+fi
 if [ -n "$cg" ]; then
 	"$BENCH_HOST_SETUP" --status "$cg" >>"$run/host-setup.txt" 2>&1
 	"$BENCH_HOST_SETUP" --remove "$cg" >/dev/null 2>&1

@@ -397,8 +397,12 @@ kernels_bench() {
 	# the settings, as the guest's script reads them back (host-setup from
 	# the copy)
 	(for v in $(compgen -e | grep -E '^BENCH_'); do declare -p "$v"; done) | sed 's/^declare -x/export/' >"$run/settings"
-	[ -z "${BENCH_HOST_SETUP:-}" ] || [ "$BENCH_HOST_SETUP" = none ] ||
+	if [ -n "${BENCH_HOST_SETUP:-}" ] && [ "$BENCH_HOST_SETUP" != none ]; then
 		echo "export BENCH_HOST_SETUP=$run/top/guide/failover/$(basename "$BENCH_HOST_SETUP")" >>"$run/settings"
+		mkdir -p "$run/top/host"
+		cp "$PG_MPTCP_BPF_OBJECT" "$run/top/host/"
+		echo "export PG_MPTCP_BPF_OBJECT=$run/top/host/$(basename "$PG_MPTCP_BPF_OBJECT")" >>"$run/settings"
+	fi
 	note "kernel $name: booting $(basename "$vmlinuz") ${kvm:-with KVM} for bench/$script"
 	start=$(date +%s)
 	timeout "${KERNEL_BOOT_TIMEOUT:-5400}" "${VNG[@]}" -r "$vmlinuz" $kvm \

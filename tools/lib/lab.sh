@@ -65,10 +65,21 @@ run_in_lab() {
 	# pass on the demo's and benchmark's settings (DEMO_*, BENCH_*, ...)
 	local settings
 	mapfile -t settings < <(env | grep -E '^(DEMO_|BENCH_|PGBENCH_SECONDS=)' || true)
+	# (and a switch, so that a run can measure modes without it beside
+	# the modes with it: bench/host-setup-switch.sh)
+	local switch=
+	if [ -n "$cg" ]; then
+		bash "$TOP/bench/host-setup-switch.sh" "$BENCH_HOST_SETUP" "$cg" "$work" &
+		switch=$!
+	fi
 	(
 		[ -z "$cg" ] || echo $BASHPID >"$cg/cgroup.procs"
 		as_tester "${settings[@]}" "${ns[@]}" bash "$TOP/bench/$script" "$PREFIX/bin" "$work" "$TOP/src/test/mptcp/lab.sh" "$@"
 	) || rc=$?
+	if [ -n "$switch" ]; then
+		touch "$work/host-setup.stop"
+		wait "$switch" || true
+	fi
 	if [ -n "$cg" ]; then
 		# (what the program did, beside the results when there are any)
 		"$BENCH_HOST_SETUP" --status "$cg" | tee ${BENCH_HOST_SETUP_STATUS:+"$BENCH_HOST_SETUP_STATUS"} >&2 || true
@@ -97,10 +108,12 @@ cmd_bench() {
 		out=${BENCH_OUT:-$TOP/bench/results/$BENCH_SCENARIOS} ;;
 	esac
 	# the failover-stall mode that measures the guide's settings gets the
-	# guide's host-setup too, when it is the only mode of the run
-	if [ "${BENCH_SCENARIOS:-}" = failover-stall ] && [ "${BENCH_STALL_MODES:-}" = mptcp_guide ]; then
+	# guide's host-setup too (the other modes of the run go without it),
+	# with its program built from host/
+	if [ "${BENCH_SCENARIOS:-}" = failover-stall ] && [[ " ${BENCH_STALL_MODES:-} " == *" mptcp_guide "* ]]; then
 		export BENCH_HOST_SETUP=${BENCH_HOST_SETUP:-$TOP/guide/failover/host-setup}
 	fi
+	[ -z "${BENCH_HOST_SETUP:-}" ] || [ "$BENCH_HOST_SETUP" = none ] || cmd_host_tools
 	if [ -n "${BENCH_KERNEL:-}" ]; then
 		kernels_bench "$script" "$out"
 		return

@@ -168,14 +168,15 @@ quickstart_test_run() {
 	on_primary() { in_cgroup primary setsid -w nsenter -t "$srv" -n chroot "$R" "${sh_env[@]}" bash -exc "$1"; }
 	on_standby() { in_cgroup standby setsid -w "$lab_sh" client "$lab" chroot "$RB" "${sh_env[@]}" bash -exc "$1"; }
 	# what systemd does before a cluster starts: the packaged drop-in's
-	# ExecStartPre ("-+": as root, failure allowed; here it must work)
+	# ExecStartPre ("-+": as root, failure allowed; here it must work), in
+	# the cgroup the cluster then runs in, as systemd runs it in the unit's
 	local dropin=/usr/lib/systemd/system/postgresql@.service.d/pg-mptcp-failover.conf
 	start_pre() {
 		local pre
 		pre=$(sed -n 's/^ExecStartPre=[-+]*//p' "$1$dropin")
 		[ -n "$pre" ] || fail "$dropin has no ExecStartPre line"
 		# shellcheck disable=SC2086 # the line's words
-		chroot "$1" ${pre//\/sys\/fs\/cgroup\/system.slice\/system-postgresql.slice/$QS_CGROUP/$2}
+		in_cgroup "$2" chroot "$1" $pre
 	}
 	psql_primary() { nsenter -t "$srv" -n chroot "$R" runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 	# (as a DBA's psql prints it, into a file)
@@ -349,9 +350,9 @@ quickstart_test_run() {
 	expect "restore: the standby has the rows (count, checksum)" "$got" "$sum"
 	local st
 	for side in primary standby; do
-		st=$(chroot "$R" "${sh_env[@]}" /usr/sbin/pg-mptcp-host-setup --status "$QS_CGROUP/$side" | awk '/subflows given TCP_USER_TIMEOUT/ { print $1 }')
-		[ "${st:-0}" -gt 0 ] && ok "$side: host-setup gave ${st} subflows TCP_USER_TIMEOUT" ||
-			fail "$side: host-setup's program set no subflow (--status: ${st:-nothing attached})"
+		st=$(chroot "$R" "${sh_env[@]}" /usr/sbin/pg-mptcp-host-setup --status "$QS_CGROUP/$side" | awk '/subflows watched/ { print $1 }')
+		[ "${st:-0}" -gt 0 ] && ok "$side: host-setup's program, on the cluster's cgroup, watched ${st} subflows" ||
+			fail "$side: host-setup's program watched no subflow (--status: ${st:-nothing attached})"
 	done
 
 	echo "# the standby restarted as at a reboot: MPTCP's limits and endpoints gone, pg-mptcp-paths.service sets them again"
@@ -402,6 +403,15 @@ quickstart_test_run() {
 	standby_sum 30
 	expect "after the reconnect: the standby's rows equal the primary's (count, checksum)" "$got" "$sum"
 	expect "600 rows after the copy, none lost" "$(psql_standby -c "SELECT count(*) FROM items WHERE id > 100000")" 600
+
+	echo "# apt purge pg-mptcp-failover on both hosts: the program leaves every cgroup"
+	local attached
+	for h in "$R" "$RB"; do
+		install_on "$h" "apt-get purge -y pg-mptcp-failover" >>"$QUICKSTART_DIR/purge.log" 2>&1 ||
+			fail "apt purge pg-mptcp-failover in $h (log: $QUICKSTART_DIR/purge.log)"
+	done
+	attached=$(bpftool -j cgroup tree 2>/dev/null | python3 -c 'import json, sys; print(" ".join(c["cgroup"] for c in json.load(sys.stdin) or [] if any(p.get("name", "").startswith("pg_mptcp_") for p in c["programs"])))')
+	expect "after apt purge: the program attached to no cgroup" "$attached" ""
 	echo "deb-test-quickstart: PASS ($n checks: README.md's quick start, $PG_SOURCE_PACKAGE $DEB_VERSION, Debian $DEB_SUITE)"
 }
 

@@ -37,7 +37,15 @@
 #   lab.sh client DIR CMD [ARG...]   run CMD in the client namespace
 #   lab.sh router DIR CMD [ARG...]   run CMD in the router namespace
 #   lab.sh blackhole DIR I           the router drops everything on path I
-#   lab.sh restore DIR I             bring path I back (its rate again)
+#   lab.sh restore DIR I             bring path I back (its rate again, no
+#                                    loss, no delay)
+#   lab.sh lossy DIR I PERMILLE      the router drops PERMILLE in 1000 of path
+#                                    I's packets at random, both ways (nft
+#                                    numgen in the bridge family; 0: none)
+#   lab.sh delay DIR I MS [JITTER]   path I gets MS of round-trip delay (and
+#                                    JITTER ms of variation), half each way
+#                                    (netem under the path's rate; kernels
+#                                    with sch_netem only)
 #   lab.sh stats DIR                 bytes the router delivered, per path and
 #                                    direction: lines "PATH DIRECTION BYTES
 #                                    PACKETS DROPS", DIRECTION to_client or
@@ -71,7 +79,7 @@ die() { echo "lab.sh: $*" >&2; exit 1; }
 
 cmd=${1:-}
 dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: lab.sh up|client|router|blackhole|restore|stats|info|down DIR ..."
+[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: lab.sh up|client|router|blackhole|restore|lossy|delay|stats|info|down DIR ..."
 
 holder() { cat "$dir/holder.pid" 2>/dev/null || die "no lab in $dir"; }
 router() { cat "$dir/router.pid" 2>/dev/null || die "no lab in $dir"; }
@@ -252,6 +260,34 @@ blackhole)
 	;;
 restore)
 	shape "${3:?path number}"
+	in_router nft delete chain bridge lab_loss "p$3" 2>/dev/null || true
+	;;
+lossy)
+	i=${3:?path number} p=${4:?permille}
+	[ -n "$(path_rate "$i")" ] || die "no path $i"
+	[[ "$p" =~ ^[0-9]+$ ]] && [ "$p" -le 1000 ] || die "PERMILLE must be 0 to 1000"
+	command -v nft >/dev/null || die "nft (nftables) is needed for a lossy path"
+	# a chain per path, made anew: its one rule drops at random
+	in_router nft add table bridge lab_loss
+	in_router nft delete chain bridge lab_loss "p$i" 2>/dev/null || true
+	if [ "$p" -gt 0 ]; then
+		in_router nft add chain bridge lab_loss "p$i" "{ type filter hook forward priority 0; }"
+		in_router nft add rule bridge lab_loss "p$i" iifname "{ rs$i, rc$i }" numgen random mod 1000 "<" "$p" drop
+	fi
+	;;
+delay)
+	i=${3:?path number} ms=${4:?milliseconds} jitter=${5:-0}
+	rate=$(path_rate "$i")
+	[ -n "$rate" ] || die "no path $i"
+	[[ "$ms" =~ ^[0-9]+$ ]] && [[ "$jitter" =~ ^[0-9]+$ ]] || die "MS and JITTER are whole milliseconds"
+	for dev in "rs$i" "rc$i"; do
+		# netem first (it holds the packets), the path's rate below it
+		in_router tc qdisc replace dev "$dev" root handle 1: netem limit 10000 \
+			delay "$(awk -v m="$ms" 'BEGIN { print m / 2 }')ms" "$(awk -v j="$jitter" 'BEGIN { print j / 2 }')ms" 2>/dev/null ||
+			die "no netem in this kernel (sch_netem): no delay on path $i"
+		[ "$rate" = none ] ||
+			in_router tc qdisc add dev "$dev" parent 1:1 handle 10: tbf rate "$rate" burst 32kb latency 50ms
+	done
 	;;
 stats)
 	links=$(cat "$dir/paths")

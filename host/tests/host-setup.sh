@@ -1,0 +1,90 @@
+#!/bin/bash
+# host/tests/host-setup.sh HOST_SETUP LAB_SH OUTDIR: what host-setup's
+# program does to MPTCP subflows, without PostgreSQL, on 2 paths of
+# 25 Mbit/s (src/test/mptcp/lab.sh) with a steady stream of 1 KiB records,
+# each answered (host/tests/mptcp_stream.py):
+#   1. every path out for 1.5 s, then back: the program closes nothing and
+#      the kernel closes nothing (TcpExt TCPAbortOnTimeout on both hosts),
+#      every record arrives and is answered on the same connection;
+#   2. path 1 cut for good while path 2 delivers: the program closes the
+#      dead subflow, every record arrives and is answered.
+# Both check the bytes (count and sha256 on each side), not only the exit
+# codes.  Needs root (a BPF program on a cgroup) and Linux 6.1 or later;
+# the lab lives in a network namespace of its own and the cgroup is removed
+# at the end.  make check-all runs it (tools/lib/host.sh).
+set -euo pipefail
+hs=$1 lab_sh=$2 out=$3
+here=$(cd "$(dirname "$0")" && pwd)
+
+if [ "${1:-}" = --inner ]; then
+	shift
+	hs=$1 lab_sh=$2 out=$3 cg=$4
+	lab=$out/lab
+	fails=0
+	ok() { echo "ok: $*"; }
+	bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+	aborts() { awk '/^TcpExt:/ { if (!h) { split($0, n); h = 1; next } for (i = 2; i <= NF; i++) if (n[i] == "TCPAbortOnTimeout") print $i }' "$@"; }
+	closed() { "$hs" --status "$cg" | awk '/subflows closed: dead path/ { print $1 }'; }
+	field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$1" "$2"; }
+	trap 'bash "$lab_sh" down "$lab" >/dev/null 2>&1 || true' EXIT
+	# phase NAME PORT: the stream for 14 s, the fault 4 s in (fault_NAME)
+	phase() {
+		local name=$1 port=$2 a0 b0 c0 a1 b1 c1 srv
+		bash "$lab_sh" up "$lab" 2 25mbit
+		a0=$(aborts /proc/net/netstat) b0=$(bash "$lab_sh" client "$lab" cat /proc/net/netstat | aborts) c0=$(closed)
+		python3 "$here/mptcp_stream.py" serve "$port" 14 "$out/$name.server.json" &
+		srv=$!
+		sleep 0.5
+		bash "$lab_sh" client "$lab" python3 "$here/mptcp_stream.py" send 198.18.1.1 "$port" 14 "$out/$name.client.json" &
+		local cli=$!
+		sleep 4
+		"fault_$name"
+		wait "$cli" || true
+		wait "$srv" || true
+		a1=$(aborts /proc/net/netstat) b1=$(bash "$lab_sh" client "$lab" cat /proc/net/netstat | aborts) c1=$(closed)
+		bash "$lab_sh" down "$lab" >/dev/null 2>&1 || true
+		PHASE_ABORTS=$((a1 - a0 + b1 - b0)) PHASE_CLOSED=$((c1 - c0))
+		echo "$name: $(cat "$out/$name.client.json"); server $(cat "$out/$name.server.json"); subflows closed on a timeout $PHASE_ABORTS, by the program $PHASE_CLOSED"
+		local sent
+		sent=$(field "$out/$name.client.json" sent)
+		[ "$(field "$out/$name.client.json" error)" = None ] && [ "$sent" -gt 1000 ] &&
+			[ "$(field "$out/$name.client.json" answered)" = "$sent" ] &&
+			[ "$(field "$out/$name.server.json" received)" = "$sent" ] &&
+			[ "$(field "$out/$name.server.json" sha256)" = "$(field "$out/$name.client.json" sha256)" ] &&
+			ok "$name: all $sent records arrived (sha256 equal) and were answered, on one connection" ||
+			bad "$name: records lost, altered or unanswered, or the connection broke"
+	}
+	fault_outage() {
+		bash "$lab_sh" blackhole "$lab" 1
+		bash "$lab_sh" blackhole "$lab" 2
+		sleep 1.5
+		bash "$lab_sh" restore "$lab" 1
+		bash "$lab_sh" restore "$lab" 2
+	}
+	fault_cut() { bash "$lab_sh" blackhole "$lab" 1; }
+	phase outage 15432
+	[ "$PHASE_CLOSED" = 0 ] && ok "outage: the program closed no subflow" || bad "outage: the program closed $PHASE_CLOSED subflow(s)"
+	[ "$PHASE_ABORTS" = 0 ] && ok "outage: no subflow closed on a timeout" || bad "outage: $PHASE_ABORTS subflow(s) closed on a timeout"
+	phase cut 15433
+	[ "$PHASE_CLOSED" -ge 1 ] && ok "cut: the program closed the dead subflow" || bad "cut: the program closed no subflow"
+	exit $((fails > 0))
+fi
+
+[ "$(id -u)" = 0 ] || { echo "host-setup test: skipped: it needs root (a BPF program on a cgroup)"; exit 0; }
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -n "$cg2" ] || { echo "host-setup test: skipped: no cgroup v2 hierarchy mounted"; exit 0; }
+mkdir -p "$out"
+cg=$cg2/pg-mptcp-host-test.$$
+mkdir "$cg"
+rc=0
+if "$hs" "$cg" >"$out/attach.txt" 2>&1; then
+	( echo $BASHPID >"$cg/cgroup.procs" && exec timeout 120 unshare -n bash "$0" --inner "$hs" "$lab_sh" "$out" "$cg" ) || rc=$?
+	"$hs" --status "$cg" >"$out/status.txt" 2>&1 || true
+else
+	echo "FAIL: $(tail -1 "$out/attach.txt")"
+	rc=1
+fi
+"$hs" --remove "$cg" >/dev/null 2>&1 || true
+# (the processes have left it: a bounded wait for the last to go)
+for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+exit $rc

@@ -1,0 +1,39 @@
+# shellcheck shell=bash
+# host-tools: what pg-mptcp-failover ships beside PostgreSQL that needs a
+# build: the sock_ops program of host/ (clang -target bpf, libbpf's
+# headers), which guide/failover/host-setup loads with bpftool.
+# Part of tools/workspace (sourced by it; see that file for the layout).
+
+HOST_APT_PACKAGES="clang llvm libbpf-dev bpftool linux-libc-dev"
+HOST_BPF_SOURCE=$TOP/host/pg-mptcp-subflow.bpf.c
+HOST_BPF_OBJECT=$TOP/.work/host/pg-mptcp-subflow.bpf.o
+
+# host_bpf_compile SOURCE OBJECT: the one compile command, shared with the
+# package build (tools/lib/deb.sh)
+host_bpf_compile() {
+	local multiarch
+	multiarch=$(gcc -print-multiarch 2>/dev/null || dpkg-architecture -qDEB_HOST_MULTIARCH)
+	# (linux/types.h includes asm/types.h, which Debian keeps per
+	# architecture)
+	clang -O2 -g -Wall -Werror -target bpf -I"/usr/include/$multiarch" -c "$1" -o "$2"
+}
+
+cmd_host_tools() {
+	local absent= p status
+	for p in $HOST_APT_PACKAGES; do
+		status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null) || status=
+		[ "${status:0:2}" = ii ] || absent="$absent $p"
+	done
+	if [ -n "$absent" ]; then
+		is_root || die "host-tools needs$absent (root installs them)"
+		note "installing:$absent"
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $absent; } \
+			>"$TOP/.work/host-apt.log" 2>&1 || { tail -20 "$TOP/.work/host-apt.log" >&2; die "apt-get install failed (output above)"; }
+	fi
+	mkdir -p "$(dirname "$HOST_BPF_OBJECT")"
+	if [ ! -f "$HOST_BPF_OBJECT" ] || [ "$HOST_BPF_SOURCE" -nt "$HOST_BPF_OBJECT" ]; then
+		host_bpf_compile "$HOST_BPF_SOURCE" "$HOST_BPF_OBJECT" || die "could not compile $HOST_BPF_SOURCE"
+		note "built $HOST_BPF_OBJECT"
+	fi
+	export PG_MPTCP_BPF_OBJECT=$HOST_BPF_OBJECT
+}
