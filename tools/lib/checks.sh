@@ -784,6 +784,11 @@ Linux $kernels (qemu, unprivileged server): FAILED: $(kernels_ci_line) ($(($(dat
 		fi
 		cat "$kernels_log"
 	fi
+	# host-setup's program (pg-mptcp-failover) on this machine's kernel
+	local hs_line
+	hs_line=$("$TOP/tools/workspace" check-host-setup | tail -1) || rc=1
+	summary="$summary
+$hs_line"
 	check_all_quickstart
 	printf '%s\n' "${summary#?}"
 	return $rc

@@ -225,6 +225,8 @@ deb_failover_package() {
 	# (the guide's files name /usr/local/sbin, where a DBA copies them by hand)
 	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/mend-paths.service" >"$root/usr/lib/systemd/system/pg-mptcp-mend-paths.service"
 	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/paths.service" >"$root/usr/lib/systemd/system/pg-mptcp-paths.service"
+	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/failover-status.service" >"$root/usr/lib/systemd/system/pg-mptcp-failover-status.service"
+	install -m 644 "$g/failover-status.timer" "$root/usr/lib/systemd/system/pg-mptcp-failover-status.timer"
 	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/systemd-dropin.conf" >"$root/usr/lib/systemd/system/postgresql@.service.d/pg-mptcp-failover.conf"
 	install -m 644 "$g/sysctl.conf" "$root/usr/lib/sysctl.d/60-pg-mptcp-failover.conf"
 	install -m 644 "$g/paths.conf" "$root/etc/pg-mptcp/paths.conf"
@@ -232,7 +234,7 @@ deb_failover_package() {
 	install -m 644 "$TOP/LICENSE" "$root/usr/share/doc/$pkg/copyright"
 	# (the program's source, GPL: beside the object it was built into)
 	install -m 644 "$HOST_BPF_SOURCE" "$root/usr/share/doc/$pkg/"
-	chmod 644 "$root"/usr/lib/systemd/system/*.service "$root"/usr/lib/systemd/system/*/*.conf
+	chmod 644 "$root"/usr/lib/systemd/system/*.service "$root"/usr/lib/systemd/system/*.timer "$root"/usr/lib/systemd/system/*/*.conf
 	echo /etc/pg-mptcp/paths.conf >"$root/DEBIAN/conffiles"
 	cat >"$root/DEBIAN/control" <<-EOF
 	Package: $pkg
@@ -259,10 +261,10 @@ deb_failover_package() {
 	if [ "$1" = configure ]; then
 		systemctl --system daemon-reload >/dev/null 2>&1 || true
 		if command -v deb-systemd-helper >/dev/null; then
-			deb-systemd-helper enable pg-mptcp-paths.service pg-mptcp-mend-paths.service >/dev/null || true
+			deb-systemd-helper enable pg-mptcp-paths.service pg-mptcp-mend-paths.service pg-mptcp-failover-status.timer >/dev/null || true
 		fi
 		if [ -d /run/systemd/system ] && command -v deb-systemd-invoke >/dev/null; then
-			deb-systemd-invoke restart pg-mptcp-mend-paths.service >/dev/null || true
+			deb-systemd-invoke restart pg-mptcp-mend-paths.service pg-mptcp-failover-status.timer >/dev/null || true
 		fi
 		# clusters running now get the program without a restart (the
 		# drop-in gives it to those that start later)
@@ -281,7 +283,7 @@ deb_failover_package() {
 	#!/bin/sh
 	set -e
 	if [ "$1" = remove ] && [ -d /run/systemd/system ] && command -v deb-systemd-invoke >/dev/null; then
-		deb-systemd-invoke stop pg-mptcp-mend-paths.service >/dev/null || true
+		deb-systemd-invoke stop pg-mptcp-mend-paths.service pg-mptcp-failover-status.timer >/dev/null || true
 	fi
 	# the program leaves with the package, from every cgroup it is on
 	if [ "$1" = remove ] || [ "$1" = upgrade ]; then
@@ -292,8 +294,9 @@ deb_failover_package() {
 	#!/bin/sh
 	set -e
 	systemctl --system daemon-reload >/dev/null 2>&1 || true
+	[ "$1" != purge ] || rm -rf /run/pg-mptcp
 	if [ "$1" = purge ] && command -v deb-systemd-helper >/dev/null; then
-		deb-systemd-helper purge pg-mptcp-paths.service pg-mptcp-mend-paths.service >/dev/null || true
+		deb-systemd-helper purge pg-mptcp-paths.service pg-mptcp-mend-paths.service pg-mptcp-failover-status.timer >/dev/null || true
 	fi
 	EOF
 	chmod 755 "$root"/DEBIAN/postinst "$root"/DEBIAN/prerm "$root"/DEBIAN/postrm

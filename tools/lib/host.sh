@@ -37,3 +37,28 @@ cmd_host_tools() {
 	fi
 	export PG_MPTCP_BPF_OBJECT=$HOST_BPF_OBJECT
 }
+
+# check-host-setup: host/tests/host-setup.sh against the program built
+# here, on this machine's kernel (root; make check-all runs it).  Prints
+# one summary line last.
+cmd_check_host_setup() {
+	local out=$TOP/.work/host/test start=$SECONDS rc=0
+	if ! is_root; then
+		echo "host-setup's program: skipped, it needs root (a BPF program on a cgroup)"
+		return 0
+	fi
+	if [ ! -e /sys/kernel/btf/vmlinux ]; then
+		echo "host-setup's program: skipped, this kernel has no BTF (/sys/kernel/btf/vmlinux), which the program needs"
+		return 0
+	fi
+	cmd_host_tools
+	rm -rf "$out"
+	bash "$TOP/host/tests/host-setup.sh" "$TOP/guide/failover/host-setup" "$TOP/src/test/mptcp/lab.sh" "$out" >"$TOP/.work/host/test.log" 2>&1 || rc=$?
+	cat "$TOP/.work/host/test.log" >&2
+	if [ "$rc" = 0 ] && ! grep -q '^FAIL' "$TOP/.work/host/test.log"; then
+		echo "host-setup's program on $(uname -r): PASS, $(grep -c '^ok' "$TOP/.work/host/test.log") checks ($((SECONDS - start)) s)"
+	else
+		echo "host-setup's program on $(uname -r): FAILED: $(grep '^FAIL' "$TOP/.work/host/test.log" | head -3 | paste -sd' ') ($((SECONDS - start)) s)"
+		return 1
+	fi
+}
