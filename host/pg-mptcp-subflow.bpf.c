@@ -10,19 +10,24 @@
  * WAL lands there waits.  A fixed short TCP_USER_TIMEOUT on every subflow
  * closes a dead path quickly, but it also closes every subflow at once when
  * all paths stop for a second (a switch reconverging, a VM migrating): the
- * MPTCP connection then dies and the standby reconnects.  The difference
- * between the two faults is whether a sibling subflow was acknowledged
- * while this one waited, which only a per-connection view can tell.
+ * MPTCP connection then dies and the standby reconnects.  What tells the two
+ * apart is whether a sibling subflow was acknowledged while this one waited,
+ * which only a per-connection view can see.
  *
- * How: every acknowledgement that gives an RTT sample (BPF_SOCK_OPS_RTT_CB)
+ * How: the RTT callback (BPF_SOCK_OPS_RTT_CB: an acknowledgement of new
+ * data that gave an RTT sample, about once per round trip while data flows)
  * records, per MPTCP connection, when and on which subflow data was last
- * acknowledged.  At a subflow's first retransmission timeout of a stall,
- * the program notes whether a sibling was acknowledged within the last
- * alive_window_ms; at its close_after_rtos-th timeout, if a sibling was
- * acknowledged then and is again now, it sets TCP_USER_TIMEOUT to 1 ms,
- * which the kernel acts on at once (tcp_clamp_rto_to_user_timeout()): the
- * subflow is reset and MPTCP resends its data on the others.  A stall that
- * began while every path was silent is never cut short.
+ * acknowledged.  At each retransmission timeout of a subflow, the program
+ * asks whether another subflow was acknowledged since this subflow's
+ * previous timeout (or, at the first, since its own last acknowledgement).
+ * After close_after_rtos such timeouts in a row, the path is dead while
+ * another delivers: it sets TCP_USER_TIMEOUT to 1 ms, which the kernel acts
+ * on at the next timer tick (tcp_clamp_rto_to_user_timeout()): the subflow
+ * is reset and MPTCP resends its data on the others.  One timeout without
+ * a live sibling starts the count again, so an outage of every path never
+ * closes anything, however long, and a subflow whose own path came back is
+ * acknowledged (which resets it, and takes back a TCP_USER_TIMEOUT that did
+ * not act in time) before a second timeout can count.
  *
  * Two more settings, each the kernel's own, on subflows only: before a
  * subflow's first SYN, TCP_SYNCNT = syn_retries (an attempt on a dead
@@ -31,12 +36,14 @@
  * kernels refuse it, which is counted): a subflow's retransmission timer
  * backs off to that at most, so a path that comes back after an outage of
  * every path is tried again within rto_max_ms rather than after a backoff
- * as long as the outage itself.
+ * as long as the outage itself.  (The kernel then also gives up on a
+ * subflow sooner: about 14 s without an acknowledgement at 1 s and
+ * tcp_retries2 = 15.)
  *
- * Needs Linux 6.1 or later (bpf_skc_to_mptcp_sock(); subflows are attached
- * to their connection's cgroup).  Built with clang -target bpf from the
- * UAPI headers and libbpf's bpf_helpers.h only, so the object is the same on
- * every architecture of one byte order.  Loaded by host-setup (bpftool).
+ * Needs Linux 5.19 or later with BTF and CONFIG_BPF_JIT
+ * (bpf_skc_to_mptcp_sock()); subflows are attached to their connection's
+ * cgroup.  Built with clang -target bpf from the UAPI headers and libbpf's
+ * bpf_helpers.h only.  Loaded by guide/failover/host-setup (bpftool).
  */
 #include <linux/bpf.h>
 #include <linux/types.h>
@@ -48,16 +55,12 @@
 #define TCP_USER_TIMEOUT	18
 #define TCP_RTO_MAX_MS		44
 
-#define NSEC_PER_MSEC		1000000ULL
-
-char		LICENSE[] SEC("license") = "GPL";	/* the MPTCP helper is GPL-only */
+char		LICENSE[] SEC("license") = "GPL";
 
 /* set by host-setup after loading, before attaching */
 struct pg_mptcp_config
 {
 	__u32		syn_retries;	/* 0: leave TCP_SYNCNT alone */
-	__u32		alive_window_ms;	/* a sibling acknowledged this recently
-									 * delivers */
 	__u32		close_after_rtos;	/* 0: never close a subflow */
 	__u32		rto_max_ms;		/* 0: leave TCP_RTO_MAX_MS alone */
 };
@@ -67,7 +70,7 @@ enum pg_mptcp_counter
 {
 	PG_MPTCP_SUBFLOWS_WATCHED,	/* subflows established */
 	PG_MPTCP_RTO_SIBLING_ALIVE, /* timeouts while a sibling delivered */
-	PG_MPTCP_RTO_ALL_SILENT,	/* timeouts while every subflow was silent */
+	PG_MPTCP_RTO_ALL_SILENT,	/* timeouts while no sibling delivered */
 	PG_MPTCP_CLOSED_DEAD_PATH,	/* subflows closed: dead path, live sibling */
 	PG_MPTCP_CLOSE_REFUSED,		/* the kernel refused TCP_USER_TIMEOUT */
 	PG_MPTCP_SYNCNT_SET,		/* subflow connects given TCP_SYNCNT */
@@ -75,20 +78,23 @@ enum pg_mptcp_counter
 	PG_MPTCP_PLAIN_TCP,			/* plain TCP sockets left alone */
 	PG_MPTCP_RTO_MAX_SET,		/* subflows given TCP_RTO_MAX_MS */
 	PG_MPTCP_RTO_MAX_REFUSED,	/* ... that refused it (before 6.15) */
+	PG_MPTCP_CLOSE_TAKEN_BACK,	/* acknowledged after all: kept */
 	PG_MPTCP_NCOUNTERS
 };
 
 /* per MPTCP connection: the last acknowledgement on any of its subflows */
-struct pg_mptcp_progress
+struct pg_mptcp_conn
 {
-	__u64		at_ns;
-	__u64		subflow;		/* which subflow, as an opaque identity */
+	__u64		acked_at_ns;
+	__u64		acked_on;		/* that subflow's socket cookie */
 };
 
-/* per subflow: the state of its current stall */
+/* per subflow: its current stall */
 struct pg_mptcp_stall
 {
-	__u32		sibling_alive_at_first_rto;
+	__u64		since_ns;		/* its last ack, then its last timeout */
+	__u32		live_sibling_rtos;	/* timeouts in a row with a live sibling */
+	__u32		closing;		/* TCP_USER_TIMEOUT is 1 ms */
 };
 
 struct
@@ -107,13 +113,14 @@ struct
 	__type(value, __u64);
 }			counters SEC(".maps");
 
+/* on the MPTCP socket, as the kernel's selftest progs/mptcp_sock.c does */
 struct
 {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u64);			/* the MPTCP socket's address */
-	__type(value, struct pg_mptcp_progress);
-}			progress SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct pg_mptcp_conn);
+}			conns SEC(".maps");
 
 struct
 {
@@ -138,27 +145,17 @@ set_tcp_option(struct bpf_sock_ops *skops, int option, int value)
 	return bpf_setsockopt(skops, SOL_TCP, option, &value, sizeof(value));
 }
 
-/* was a subflow other than this one acknowledged within the window? */
-static __always_inline int
-sibling_alive(__u64 conn, __u64 self, __u64 now, const struct pg_mptcp_config *cfg)
-{
-	struct pg_mptcp_progress *p = bpf_map_lookup_elem(&progress, &conn);
-
-	return p && p->subflow != self &&
-		now - p->at_ns < cfg->alive_window_ms * NSEC_PER_MSEC;
-}
-
 SEC("sockops")
 int
-pg_mptcp_subflow(struct bpf_sock_ops *skops)
+pg_mptcp_sflow(struct bpf_sock_ops *skops)
 {
 	__u32		zero = 0;
 	struct pg_mptcp_config *cfg;
 	struct bpf_sock *sk;
 	struct mptcp_sock *msk;
+	struct pg_mptcp_conn *conn;
 	struct pg_mptcp_stall *stall;
-	__u64		conn,
-				self,
+	__u64		self,
 				now;
 	int			op = skops->op;
 
@@ -180,9 +177,7 @@ pg_mptcp_subflow(struct bpf_sock_ops *skops)
 			count(PG_MPTCP_PLAIN_TCP);
 		return 1;
 	}
-	/* identities only, never dereferenced */
-	conn = (__u64) msk;
-	self = (__u64) sk;
+	self = bpf_get_socket_cookie(skops);
 	now = bpf_ktime_get_ns();
 
 	switch (op)
@@ -202,38 +197,65 @@ pg_mptcp_subflow(struct bpf_sock_ops *skops)
 			bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
 									  BPF_SOCK_OPS_RTO_CB_FLAG |
 									  BPF_SOCK_OPS_RTT_CB_FLAG);
+			stall = bpf_sk_storage_get(&stalls, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+			if (stall)
+				stall->since_ns = now;
 			break;
 
 		case BPF_SOCK_OPS_RTT_CB:
+			conn = bpf_sk_storage_get(&conns, msk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+			if (conn)
 			{
-				struct pg_mptcp_progress p = {.at_ns = now,.subflow = self};
-
-				bpf_map_update_elem(&progress, &conn, &p, BPF_ANY);
-				stall = bpf_sk_storage_get(&stalls, sk, 0, 0);
-				if (stall)
-					stall->sibling_alive_at_first_rto = 0;
-				break;
+				/* (two stores: a reader may rarely see a torn pair) */
+				conn->acked_at_ns = now;
+				conn->acked_on = self;
 			}
+			stall = bpf_sk_storage_get(&stalls, sk, 0, 0);
+			if (!stall)
+				break;
+			stall->since_ns = now;
+			stall->live_sibling_rtos = 0;
+			if (stall->closing)
+			{
+				/* acknowledged before the kernel acted: keep it */
+				stall->closing = 0;
+				set_tcp_option(skops, TCP_USER_TIMEOUT, 0);
+				count(PG_MPTCP_CLOSE_TAKEN_BACK);
+			}
+			break;
 
 		case BPF_SOCK_OPS_RTO_CB:
 			{
-				__u32		rtos = skops->args[0];	/* icsk_retransmits so far */
-				int			alive = sibling_alive(conn, self, now, cfg);
+				int			alive;
 
-				count(alive ? PG_MPTCP_RTO_SIBLING_ALIVE : PG_MPTCP_RTO_ALL_SILENT);
-				stall = bpf_sk_storage_get(&stalls, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-				if (!stall)
+				/* args[2]: the kernel is closing it now; counted already */
+				if (skops->args[2])
 					break;
-				if (rtos == 0)
+				stall = bpf_sk_storage_get(&stalls, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+				if (!stall || stall->closing)
+					break;
+				conn = bpf_sk_storage_get(&conns, msk, 0, 0);
+				alive = conn && conn->acked_on != self &&
+					conn->acked_at_ns > stall->since_ns;
+				stall->since_ns = now;
+				if (!alive)
 				{
-					stall->sibling_alive_at_first_rto = alive;
+					stall->live_sibling_rtos = 0;
+					count(PG_MPTCP_RTO_ALL_SILENT);
 					break;
 				}
-				if (cfg->close_after_rtos == 0 || rtos < cfg->close_after_rtos ||
-					!alive || !stall->sibling_alive_at_first_rto)
+				count(PG_MPTCP_RTO_SIBLING_ALIVE);
+				stall->live_sibling_rtos++;
+				if (cfg->close_after_rtos == 0 ||
+					stall->live_sibling_rtos < cfg->close_after_rtos)
 					break;
-				count(set_tcp_option(skops, TCP_USER_TIMEOUT, 1) == 0 ?
-					  PG_MPTCP_CLOSED_DEAD_PATH : PG_MPTCP_CLOSE_REFUSED);
+				if (set_tcp_option(skops, TCP_USER_TIMEOUT, 1) == 0)
+				{
+					stall->closing = 1;
+					count(PG_MPTCP_CLOSED_DEAD_PATH);
+				}
+				else
+					count(PG_MPTCP_CLOSE_REFUSED);
 				break;
 			}
 	}

@@ -22,7 +22,7 @@ cd "$run" || exit 1
 echo "release $(uname -r)" >kernel
 # (a kernel without modules, kernel-compare's, has them built in)
 [ ! -e /proc/modules ] ||
-	for m in mptcp_diag inet_diag tcp_diag veth bridge sch_tbf sch_htb sch_prio sch_netem cls_u32 tcp_bbr nf_tables; do
+	for m in mptcp_diag inet_diag tcp_diag veth bridge sch_tbf sch_htb sch_prio sch_netem cls_u32 tcp_bbr nf_tables nft_numgen; do
 		modprobe -q "$m" 2>/dev/null || echo "modprobe $m failed" >>kernel
 	done
 
