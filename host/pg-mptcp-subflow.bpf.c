@@ -19,15 +19,18 @@
  * records, per MPTCP connection, when and on which subflow data was last
  * acknowledged.  At each retransmission timeout of a subflow, the program
  * asks whether another subflow was acknowledged since this subflow's
- * previous timeout (or, at the first, since its own last acknowledgement).
- * After close_after_rtos such timeouts in a row, the path is dead while
- * another delivers: it sets TCP_USER_TIMEOUT to 1 ms, which the kernel acts
- * on at the next timer tick (tcp_clamp_rto_to_user_timeout()): the subflow
- * is reset and MPTCP resends its data on the others.  One timeout without
- * a live sibling starts the count again, so an outage of every path never
- * closes anything, however long, and a subflow whose own path came back is
- * acknowledged (which resets it, and takes back a TCP_USER_TIMEOUT that did
- * not act in time) before a second timeout can count.
+ * previous timeout (or, at the first, since its own last acknowledgement),
+ * and whether this one was (its snd_una moved: the RTT callback comes once
+ * per round trip at most, and not for the first acknowledgements after a
+ * timeout).  After close_after_rtos timeouts in a row with a live sibling
+ * and no progress of its own, the path is dead while another delivers: it
+ * sets TCP_USER_TIMEOUT to 1 ms, which the kernel acts on at the next timer
+ * tick (tcp_clamp_rto_to_user_timeout()): the subflow is reset and MPTCP
+ * resends its data on the others.  A timeout without a live sibling, or
+ * after progress of its own, starts the count again, so an outage of every
+ * path never closes anything, however long, and a subflow whose own path
+ * came back is acknowledged before a second timeout can count (a close the
+ * kernel has not acted on yet is taken back then).
  *
  * Two more settings, each the kernel's own, on subflows only: before a
  * subflow's first SYN, TCP_SYNCNT = syn_retries (an attempt on a dead
@@ -93,6 +96,7 @@ struct pg_mptcp_conn
 struct pg_mptcp_stall
 {
 	__u64		since_ns;		/* its last ack, then its last timeout */
+	__u32		snd_una;		/* at that time */
 	__u32		live_sibling_rtos;	/* timeouts in a row with a live sibling */
 	__u32		closing;		/* TCP_USER_TIMEOUT is 1 ms */
 };
@@ -199,7 +203,10 @@ pg_mptcp_sflow(struct bpf_sock_ops *skops)
 									  BPF_SOCK_OPS_RTT_CB_FLAG);
 			stall = bpf_sk_storage_get(&stalls, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 			if (stall)
+			{
 				stall->since_ns = now;
+				stall->snd_una = skops->snd_una;
+			}
 			break;
 
 		case BPF_SOCK_OPS_RTT_CB:
@@ -214,6 +221,7 @@ pg_mptcp_sflow(struct bpf_sock_ops *skops)
 			if (!stall)
 				break;
 			stall->since_ns = now;
+			stall->snd_una = skops->snd_una;
 			stall->live_sibling_rtos = 0;
 			if (stall->closing)
 			{
@@ -237,7 +245,11 @@ pg_mptcp_sflow(struct bpf_sock_ops *skops)
 				conn = bpf_sk_storage_get(&conns, msk, 0, 0);
 				alive = conn && conn->acked_on != self &&
 					conn->acked_at_ns > stall->since_ns;
+				/* acknowledged since its last timeout: not dead */
+				if (skops->snd_una != stall->snd_una)
+					stall->live_sibling_rtos = 0;
 				stall->since_ns = now;
+				stall->snd_una = skops->snd_una;
 				if (!alive)
 				{
 					stall->live_sibling_rtos = 0;

@@ -3,9 +3,10 @@
 # program does to MPTCP subflows, without PostgreSQL, on 2 paths of
 # 25 Mbit/s (src/test/mptcp/lab.sh) with a steady stream of 1 KiB records,
 # each answered (host/tests/mptcp_stream.py):
-#   1. every path out for 1.5 s, then back: the program closes nothing and
-#      the kernel closes nothing (TcpExt TCPAbortOnTimeout on both hosts),
-#      every record arrives and is answered on the same connection;
+#   1. every path out for 1.5 s, then back, and again for 3 s: the program
+#      closes nothing and the kernel closes nothing (TcpExt
+#      TCPAbortOnTimeout on both hosts), every record arrives and is
+#      answered on the same connection;
 #   2. path 1 cut for good while path 2 delivers: the program closes the
 #      dead subflow, every record arrives and is answered.
 # Both check the bytes (count and sha256 on each side), not only the exit
@@ -54,17 +55,22 @@ if [ "${1:-}" = --inner ]; then
 			ok "$name: all $sent records arrived (sha256 equal) and were answered, on one connection" ||
 			bad "$name: records lost, altered or unanswered, or the connection broke"
 	}
-	fault_outage() {
+	outage() {
 		bash "$lab_sh" blackhole "$lab" 1
 		bash "$lab_sh" blackhole "$lab" 2
-		sleep 1.5
+		sleep "$1"
 		bash "$lab_sh" restore "$lab" 1
 		bash "$lab_sh" restore "$lab" 2
 	}
+	fault_outage() { outage 1.5; }
+	fault_outage3() { outage 3; }
 	fault_cut() { bash "$lab_sh" blackhole "$lab" 1; }
 	phase outage 15432
 	[ "$PHASE_CLOSED" = 0 ] && ok "outage: the program closed no subflow" || bad "outage: the program closed $PHASE_CLOSED subflow(s)"
 	[ "$PHASE_ABORTS" = 0 ] && ok "outage: no subflow closed on a timeout" || bad "outage: $PHASE_ABORTS subflow(s) closed on a timeout"
+	phase outage3 15434
+	[ "$PHASE_CLOSED" = 0 ] && ok "outage3: the program closed no subflow" || bad "outage3: the program closed $PHASE_CLOSED subflow(s)"
+	[ "$PHASE_ABORTS" = 0 ] && ok "outage3: no subflow closed on a timeout" || bad "outage3: $PHASE_ABORTS subflow(s) closed on a timeout"
 	phase cut 15433
 	[ "$PHASE_CLOSED" -ge 1 ] && ok "cut: the program closed the dead subflow" || bad "cut: the program closed no subflow"
 	# (the kernel counts the close it makes at the program's request)
@@ -80,7 +86,7 @@ cg=$cg2/pg-mptcp-host-test.$$
 mkdir "$cg"
 rc=0
 if "$hs" "$cg" >"$out/attach.txt" 2>&1; then
-	( echo $BASHPID >"$cg/cgroup.procs" && exec timeout 120 unshare -n bash "$0" --inner "$hs" "$lab_sh" "$out" "$cg" ) || rc=$?
+	( echo $BASHPID >"$cg/cgroup.procs" && exec timeout 180 unshare -n bash "$0" --inner "$hs" "$lab_sh" "$out" "$cg" ) || rc=$?
 	"$hs" --status "$cg" >"$out/status.txt" 2>&1 || true
 else
 	echo "FAIL: $(tail -1 "$out/attach.txt")"

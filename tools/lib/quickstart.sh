@@ -26,7 +26,8 @@
 # the standby's host list included); the "A1=... NIC1=... A2=... NIC2=..."
 # line of each-host-settings -> the host's own addresses and interfaces
 # (198.18.1.1 sv1 198.18.2.1 sv2 on the primary, 198.18.1.2 cv1 198.18.2.2
-# cv2 on the standby); system-postgresql.slice -> the host's cgroup; the
+# cv2 on the standby); the cluster's cgroup under system-postgresql.slice
+# -> the host's cgroup; the
 # networks 10.N.0.0/24 -> 198.18.N.0/24.  The lab's own MPTCP endpoints and
 # limits are flushed first: the README's commands must set them.  The primary runs
 # in a network namespace of its own (the lab's server side), the standby in
@@ -98,7 +99,7 @@ quickstart_block() {
 	quickstart_fenced "$1" |
 		sed -e "s/^V=[0-9]* .*/V=$MAJOR_NUMBER/" \
 			-e "/^A1=/s/^A1=[^ ]* NIC1=[^ ]* A2=[^ ]* NIC2=[^ ]*/A1=$own1 NIC1=${nic}1 A2=$own2 NIC2=${nic}2/" \
-			-e "s|/sys/fs/cgroup/system.slice/system-postgresql.slice|$cg|g" \
+			-e "s|/sys/fs/cgroup/system.slice/system-postgresql.slice/postgresql@[^ ]*\.service|$cg|g" \
 			-e 's/10\.1\.0\.1/198.18.1.1/g' -e 's/10\.2\.0\.1/198.18.2.1/g' \
 			-e 's|10\.\([12]\)\.0\.0/24|198.18.\1.0/24|g' -e 's/dev eth1/dev sv2/g'
 }
