@@ -1,5 +1,5 @@
 #!/bin/bash
-# host-setup-switch.sh HOST_SETUP CGROUP DIR: run as root beside a lab that
+# host-setup-switch.sh HOST_SETUP CGROUP DIR PARENT: run as root beside a lab that
 # runs in CGROUP as an unprivileged user, so that one benchmark run can
 # measure modes with and without what a package sets up (host-setup's
 # program on the cgroup) side by side.  The lab asks by writing "attach" or
@@ -7,14 +7,17 @@
 # reached to DIR/host-setup.state.  Before each detach it writes what the
 # program did (host-setup --status) to DIR/host-setup.status.  It stops
 # when DIR goes, when DIR/host-setup.stop exists, or after
-# BENCH_SWITCH_LIFETIME seconds (default 6 h).  The caller attaches the
-# program first and removes it after.
-hs=$1 cg=$2 dir=$3
-state=attach acted=
+# BENCH_SWITCH_LIFETIME seconds (default 6 h), or when process PARENT
+# (the caller) is gone.  The caller attaches the program first, writes
+# "attach" to DIR/host-setup.state before the lab starts (so the lab knows
+# a switch is there), and removes the program after.
+#   host-setup-switch.sh HOST_SETUP CGROUP DIR PARENT
+hs=$1 cg=$2 dir=$3 parent=$4
+state=attach acted=attach
 end=$(($(date +%s) + ${BENCH_SWITCH_LIFETIME:-21600}))
 publish() { echo "$1" >"$dir/host-setup.state.new" && mv -f "$dir/host-setup.state.new" "$dir/host-setup.state"; }
 publish "$state"
-while [ -d "$dir" ] && [ ! -e "$dir/host-setup.stop" ] && [ "$(date +%s)" -lt "$end" ]; do
+while [ -d "$dir" ] && [ ! -e "$dir/host-setup.stop" ] && [ "$(date +%s)" -lt "$end" ] && kill -0 "$parent" 2>/dev/null; do
 	want=$(head -c 16 "$dir/host-setup.want" 2>/dev/null || true)
 	if [ -n "$want" ] && [ "$want" != "$acted" ]; then
 		acted=$want

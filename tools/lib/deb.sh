@@ -217,6 +217,8 @@ deb_failover_package() {
 	cmd_host_tools
 	host_bpf_compile "$HOST_BPF_SOURCE" "$root/usr/lib/pg-mptcp/pg-mptcp-subflow.bpf.o" ||
 		die "could not compile $HOST_BPF_SOURCE"
+	# (no DWARF or build paths; the BTF the loader reads stays)
+	llvm-strip -g "$root/usr/lib/pg-mptcp/pg-mptcp-subflow.bpf.o"
 	chmod 644 "$root/usr/lib/pg-mptcp/pg-mptcp-subflow.bpf.o"
 	arch=$(dpkg --print-architecture)
 	install -m 755 "$g/host-setup" "$root/usr/sbin/pg-mptcp-host-setup"
@@ -241,7 +243,7 @@ deb_failover_package() {
 	Version: $ver
 	Architecture: $arch
 	Maintainer: $DEB_MAINTAINER
-	Depends: python3, iproute2, bpftool
+	Depends: python3, iproute2, bpftool, mount
 	Section: database
 	Priority: optional
 	Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
@@ -285,7 +287,8 @@ deb_failover_package() {
 	if [ "$1" = remove ] && [ -d /run/systemd/system ] && command -v deb-systemd-invoke >/dev/null; then
 		deb-systemd-invoke stop pg-mptcp-mend-paths.service pg-mptcp-failover-status.timer >/dev/null || true
 	fi
-	# the program leaves with the package, from every cgroup it is on
+	# the program leaves with the package, from every cgroup this host's
+	# pg-mptcp-host-setup attached it to (/run/pg-mptcp/attached)
 	if [ "$1" = remove ] || [ "$1" = upgrade ]; then
 		/usr/sbin/pg-mptcp-host-setup --remove --all >/dev/null 2>&1 || true
 	fi

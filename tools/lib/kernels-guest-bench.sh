@@ -55,7 +55,8 @@ rc=0
 # (modes without it beside the modes with it: bench/host-setup-switch.sh)
 switch=
 if [ -n "$cg" ]; then
-	bash "$top/bench/host-setup-switch.sh" "$BENCH_HOST_SETUP" "$cg" "$work/lab" &
+	echo attach >"$work/lab/host-setup.state"
+	bash "$top/bench/host-setup-switch.sh" "$BENCH_HOST_SETUP" "$cg" "$work/lab" $$ &
 	switch=$!
 fi
 (

@@ -69,7 +69,8 @@ run_in_lab() {
 	# the modes with it: bench/host-setup-switch.sh)
 	local switch=
 	if [ -n "$cg" ]; then
-		bash "$TOP/bench/host-setup-switch.sh" "$BENCH_HOST_SETUP" "$cg" "$work" &
+		echo attach >"$work/host-setup.state"
+		bash "$TOP/bench/host-setup-switch.sh" "$BENCH_HOST_SETUP" "$cg" "$work" $$ &
 		switch=$!
 	fi
 	(

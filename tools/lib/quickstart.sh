@@ -34,9 +34,10 @@
 # the lab's client namespace, each in its own chroot, with iproute2 and
 # procps installed as on any Debian host.  What systemd would do there, the
 # test does: before the first start of each cluster, the ExecStartPre line
-# of the packaged drop-in of postgresql@.service (host-setup), on a cgroup
-# of the test's that each host's commands then run in (in place of
-# system-postgresql.slice, in the README's blocks too), and the packaged
+# of the packaged drop-in of postgresql@.service (host-setup
+# --own-cgroup), in a cgroup of the test's that each host's commands then
+# run in (in place of the cluster's cgroup under system-postgresql.slice,
+# in the README's blocks too), and the packaged
 # mend-paths, in each host's namespace of the lab.  The each-host block runs in the
 # host's network namespace, which reaches Debian's archive; the chroot's
 # policy-rc.d keeps the package from starting the cluster, so the test
@@ -177,7 +178,7 @@ quickstart_test_run() {
 		pre=$(sed -n 's/^ExecStartPre=[-+]*//p' "$1$dropin")
 		[ -n "$pre" ] || fail "$dropin has no ExecStartPre line"
 		# shellcheck disable=SC2086 # the line's words
-		in_cgroup "$2" chroot "$1" $pre
+		in_cgroup "$2" chroot "$1" "${sh_env[@]}" $pre
 	}
 	psql_primary() { nsenter -t "$srv" -n chroot "$R" runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 	# (as a DBA's psql prints it, into a file)
@@ -411,8 +412,11 @@ quickstart_test_run() {
 		install_on "$h" "apt-get purge -y pg-mptcp-failover" >>"$QUICKSTART_DIR/purge.log" 2>&1 ||
 			fail "apt purge pg-mptcp-failover in $h (log: $QUICKSTART_DIR/purge.log)"
 	done
-	attached=$(bpftool -j cgroup tree 2>/dev/null | python3 -c 'import json, sys; print(" ".join(c["cgroup"] for c in json.load(sys.stdin) or [] if any(p.get("name", "").startswith("pg_mptcp_") for p in c["programs"])))')
-	expect "after apt purge: the program attached to no cgroup" "$attached" ""
+	attached=
+	for h in primary standby; do
+		bpftool cgroup show "$QS_CGROUP/$h" 2>/dev/null | grep -q pg_mptcp_ && attached="$attached $h"
+	done
+	expect "after apt purge: the program attached to neither host's cgroup" "$attached" ""
 	echo "deb-test-quickstart: PASS ($n checks: README.md's quick start, $PG_SOURCE_PACKAGE $DEB_VERSION, Debian $DEB_SUITE)"
 }
 

@@ -286,7 +286,7 @@ delay)
 			delay "$(awk -v m="$ms" 'BEGIN { print m / 2 }')ms" "$(awk -v j="$jitter" 'BEGIN { print j / 2 }')ms" 2>/dev/null ||
 			die "no netem in this kernel (sch_netem): no delay on path $i"
 		[ "$rate" = none ] ||
-			in_router tc qdisc add dev "$dev" parent 1:1 handle 10: tbf rate "$rate" burst 32kb latency 50ms
+			in_router tc qdisc replace dev "$dev" parent 1:1 handle 10: tbf rate "$rate" burst 32kb latency 50ms
 	done
 	;;
 stats)
