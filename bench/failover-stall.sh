@@ -103,8 +103,9 @@
 # BENCH_STALL_FAULT picks the fault that starts at BENCH_STALL_FAIL_AT:
 #   cut        (default) the busiest path blackholed (for good, or until
 #              BENCH_STALL_RESTORE_AFTER)
-#   outage:S   every path blackholed for S seconds (e.g. 1.5), then back:
-#              a switch reconverging, a VM's migration pause
+#   outage:S   every path drops everything for S seconds (e.g. 1.5), then
+#              delivers again, all paths at once (lab.sh outage): a switch
+#              reconverging, a VM's migration pause
 #   loss:P     every path drops P % of its packets at random, both ways,
 #              to the end of the run (nft in the router; e.g. 2 or 0.5)
 #   loss1:P    the same on the busiest path only
@@ -418,9 +419,10 @@ start_fault() {
 	case $FAULT in
 	cut) lab blackhole "$path" ;;
 	outage:*)
-		for i in $(seq $NPATHS); do lab blackhole "$i"; done
+		# (every path at once, and back at once: one nft transaction each)
+		lab outage on
 		sleep "${FAULT#outage:}"
-		for i in $(seq $NPATHS); do lab restore "$i"; done ;;
+		lab outage off ;;
 	loss:* | loss1:*)
 		permille=$(awk -v p="${FAULT#*:}" 'BEGIN { printf "%d", p * 10 + 0.5 }')
 		if [ "${FAULT%%:*}" = loss1 ]; then

@@ -56,11 +56,9 @@ if [ "${1:-}" = --inner ]; then
 			bad "$name: records lost, altered or unanswered, or the connection broke"
 	}
 	outage() {
-		bash "$lab_sh" blackhole "$lab" 1
-		bash "$lab_sh" blackhole "$lab" 2
+		bash "$lab_sh" outage "$lab" on
 		sleep "$1"
-		bash "$lab_sh" restore "$lab" 1
-		bash "$lab_sh" restore "$lab" 2
+		bash "$lab_sh" outage "$lab" off
 	}
 	fault_outage() { outage 1.5; }
 	fault_outage3() { outage 3; }

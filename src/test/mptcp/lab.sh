@@ -39,6 +39,10 @@
 #   lab.sh blackhole DIR I           the router drops everything on path I
 #   lab.sh restore DIR I             bring path I back (its rate again, no
 #                                    loss, no delay)
+#   lab.sh outage DIR on|off         the router drops everything on every path,
+#                                    or stops: one nft transaction each, so
+#                                    that all paths go (and come back) at
+#                                    once, as when a switch reboots
 #   lab.sh lossy DIR I PERMILLE      the router drops PERMILLE in 1000 of path
 #                                    I's packets at random, both ways (nft
 #                                    numgen in the bridge family; 0: none)
@@ -79,7 +83,7 @@ die() { echo "lab.sh: $*" >&2; exit 1; }
 
 cmd=${1:-}
 dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: lab.sh up|client|router|blackhole|restore|lossy|delay|stats|info|down DIR ..."
+[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: lab.sh up|client|router|blackhole|restore|outage|lossy|delay|stats|info|down DIR ..."
 
 holder() { cat "$dir/holder.pid" 2>/dev/null || die "no lab in $dir"; }
 router() { cat "$dir/router.pid" 2>/dev/null || die "no lab in $dir"; }
@@ -261,6 +265,14 @@ blackhole)
 restore)
 	shape "${3:?path number}"
 	in_router nft delete chain bridge lab_loss "p$3" 2>/dev/null || true
+	;;
+outage)
+	command -v nft >/dev/null || die "nft (nftables) is needed for an outage"
+	case ${3:-} in
+	on) echo "table bridge lab_outage { chain forward { type filter hook forward priority -10; policy drop; }; }" | in_router nft -f - ;;
+	off) in_router nft delete table bridge lab_outage ;;
+	*) die "usage: lab.sh outage DIR on|off" ;;
+	esac
 	;;
 lossy)
 	i=${3:?path number} p=${4:?permille}
