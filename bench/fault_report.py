@@ -6,11 +6,13 @@ usage: fault_report.py DIR...
 Each DIR is one "make bench BENCH_SCENARIOS=failover-stall" output with
 BENCH_STALL_FAULT set (runs.csv, fault.csv, path-back.csv, kernel.txt from
 a guest).  Prints a Markdown table, one row per directory and mode: every
-run's longest commit (a run capped at its end counts as ">=", a run that
-never finished is not in runs.csv and shows as missing against the rounds
-the header asks for), commits over 1 s, walreceiver restarts, subflows
-closed on a timeout (both hosts) and by host-setup's program, the bulk
-rate (median and range), and how soon a restored path had a subflow again.
+run's longest commit (">=": a run whose commits were still waiting when
+it ended; a run that never finished has no line in runs.csv, so compare
+the count with the rounds asked for), commits over 1 s, walreceiver restarts, subflows
+closed on a timeout (both hosts; the program's closes included) and the
+closes the program asked for (some are taken back when the subflow is
+acknowledged first), the bulk rate (median and range), and how soon a
+restored path had a subflow again.
 """
 
 import csv
@@ -50,7 +52,7 @@ def rng(values, fmt="%.2f"):
 
 def main(dirs):
     print("| kernel | fault | mode | runs | longest commit per run, s | over 1 s | walreceiver restarts | "
-          "closed on a timeout (both hosts) | closed by host-setup | bulk Mbit/s, median (range) | path back after, s |")
+          "closed on a timeout (both hosts) | close requests by host-setup | bulk Mbit/s, median (range) | path back after, s |")
     print("|---|---|---|---:|---|---:|---:|---:|---:|---|---|")
     for d in map(Path, dirs):
         runs = rows(d / "runs.csv")
