@@ -449,11 +449,11 @@ fault_words() {
 # fault_counters: "TCPAbortOnTimeout(primary) TCPAbortOnTimeout(standby)
 # MPJoinAckRx(primary)" now
 fault_counters() {
-	local a b j
-	a=$(counter_values server | awk '$1 == "TcpExt:" && $2 == "TCPAbortOnTimeout" { print $3 }')
+	local a j b
+	read -r a j < <(counter_values server | awk '$1 == "TcpExt:" && $2 == "TCPAbortOnTimeout" { a = $3 }
+		$1 == "MPTcpExt:" && $2 == "MPJoinAckRx" { j = $3 } END { print a + 0, j + 0 }')
 	b=$(counter_values client | awk '$1 == "TcpExt:" && $2 == "TCPAbortOnTimeout" { print $3 }')
-	j=$(counter_values server | awk '$1 == "MPTcpExt:" && $2 == "MPJoinAckRx" { print $3 }')
-	echo "${a:-0} ${b:-0} ${j:-0}"
+	echo "$a ${b:-0} $j"
 }
 
 # bulk_copy MODE ROUND: BULK_MB megabytes from the primary to a psql on the
