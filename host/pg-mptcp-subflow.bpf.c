@@ -41,7 +41,11 @@
  * every path is tried again within rto_max_ms rather than after a backoff
  * as long as the outage itself.  (The kernel then also gives up on a
  * subflow sooner: about 14 s without an acknowledgement at 1 s and
- * tcp_retries2 = 15.)
+ * tcp_retries2 = 15.)  Where the kernel refuses TCP_RTO_MAX_MS, the
+ * subflow gets TCP_THIN_LINEAR_TIMEOUTS instead: while fewer than four
+ * segments are in flight (a synchronous commit's WAL), its first six
+ * retransmissions come one RTO apart rather than doubling, so a path back
+ * from an outage of a second or two is tried again within about one RTO.
  *
  * Needs Linux 5.19 or later with BTF and CONFIG_BPF_JIT
  * (bpf_skc_to_mptcp_sock()); subflows are attached to their connection's
@@ -55,6 +59,7 @@
 /* include/uapi/linux/tcp.h and socket.h, which clash with linux/bpf.h */
 #define SOL_TCP				6
 #define TCP_SYNCNT			7
+#define TCP_THIN_LINEAR_TIMEOUTS	16
 #define TCP_USER_TIMEOUT	18
 #define TCP_RTO_MAX_MS		44
 
@@ -82,6 +87,8 @@ enum pg_mptcp_counter
 	PG_MPTCP_RTO_MAX_SET,		/* subflows given TCP_RTO_MAX_MS */
 	PG_MPTCP_RTO_MAX_REFUSED,	/* ... that refused it (before 6.15) */
 	PG_MPTCP_CLOSE_TAKEN_BACK,	/* acknowledged after all: kept */
+	PG_MPTCP_LINEAR_SET,		/* ... given TCP_THIN_LINEAR_TIMEOUTS instead */
+	PG_MPTCP_LINEAR_REFUSED,	/* ... that refused that too */
 	PG_MPTCP_NCOUNTERS
 };
 
@@ -196,8 +203,16 @@ pg_mptcp_sflow(struct bpf_sock_ops *skops)
 		case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
 			count(PG_MPTCP_SUBFLOWS_WATCHED);
 			if (cfg->rto_max_ms)
-				count(set_tcp_option(skops, TCP_RTO_MAX_MS, cfg->rto_max_ms) == 0 ?
-					  PG_MPTCP_RTO_MAX_SET : PG_MPTCP_RTO_MAX_REFUSED);
+			{
+				if (set_tcp_option(skops, TCP_RTO_MAX_MS, cfg->rto_max_ms) == 0)
+					count(PG_MPTCP_RTO_MAX_SET);
+				else
+				{
+					count(PG_MPTCP_RTO_MAX_REFUSED);
+					count(set_tcp_option(skops, TCP_THIN_LINEAR_TIMEOUTS, 1) == 0 ?
+						  PG_MPTCP_LINEAR_SET : PG_MPTCP_LINEAR_REFUSED);
+				}
+			}
 			bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
 									  BPF_SOCK_OPS_RTO_CB_FLAG |
 									  BPF_SOCK_OPS_RTT_CB_FLAG);

@@ -8,7 +8,9 @@
 #      TCPAbortOnTimeout on both hosts), every record arrives and is
 #      answered on the same connection;
 #   2. path 1 cut for good while path 2 delivers: the program closes the
-#      dead subflow, every record arrives and is answered.
+#      dead subflow, every record arrives and is answered;
+#   3. every subflow took TCP_RTO_MAX_MS (6.15 and later) or, where the
+#      kernel refuses it, TCP_THIN_LINEAR_TIMEOUTS.
 # Both check the bytes (count and sha256 on each side), not only the exit
 # codes.  Needs root (a BPF program on a cgroup) and Linux 6.1 or later;
 # the lab lives in a network namespace of its own and the cgroup is removed
@@ -73,6 +75,13 @@ if [ "${1:-}" = --inner ]; then
 	[ "$PHASE_CLOSED" -ge 1 ] && ok "cut: the program closed the dead subflow" || bad "cut: the program closed no subflow"
 	# (the kernel counts the close it makes at the program's request)
 	[ "$PHASE_ABORTS" -ge 1 ] && ok "cut: the kernel closed the dead subflow on a timeout" || bad "cut: no subflow closed on a timeout"
+	# the backoff each kernel takes: the cap from 6.15 on, linear timeouts before
+	local_status=$("$hs" --status "$cg")
+	watched=$(awk '/ subflows watched$/ { print $1 }' <<<"$local_status")
+	bounded=$(awk '/ subflows given TCP_(RTO_MAX_MS|THIN_LINEAR_TIMEOUTS)/ { n += $1 } END { print n + 0 }' <<<"$local_status")
+	[ "${watched:-0}" -ge 1 ] && [ "$bounded" = "$watched" ] &&
+		ok "all $watched subflows took $(awk '/ subflows given TCP_/ && $1 > 0 { print $4 }' <<<"$local_status" | paste -sd' ')" ||
+		bad "of ${watched:-0} subflows, $bounded took TCP_RTO_MAX_MS or TCP_THIN_LINEAR_TIMEOUTS"
 	exit $((fails > 0))
 fi
 
