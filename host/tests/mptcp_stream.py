@@ -54,9 +54,19 @@ def serve(port, seconds, out):
 
 
 def send(addr, port, seconds, out):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
-    s.settimeout(10)
-    s.connect((addr, port))
+    # the server may still be starting (a loaded or emulated machine): try
+    # again for up to 20 s while it refuses
+    for attempt in range(40):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
+        s.settimeout(10)
+        try:
+            s.connect((addr, port))
+            break
+        except ConnectionRefusedError:
+            s.close()
+            if attempt == 39:
+                raise
+            time.sleep(0.5)
     s.setblocking(False)
     digest, sent, answered, longest, pending = hashlib.sha256(), 0, 0, 0.0, {}
     start = time.monotonic()

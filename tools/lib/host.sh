@@ -43,6 +43,10 @@ cmd_host_tools() {
 # one summary line last.
 cmd_check_host_setup() {
 	local out=$TOP/.work/host/test start=$SECONDS rc=0
+	if [ -n "${HOST_SETUP_KERNEL:-}" ]; then
+		host_setup_in_guest "$HOST_SETUP_KERNEL"
+		return
+	fi
 	if ! is_root; then
 		echo "host-setup's program: skipped, it needs root (a BPF program on a cgroup)"
 		return 0
@@ -63,4 +67,44 @@ cmd_check_host_setup() {
 		echo "host-setup's program on $(uname -r): FAILED: $(grep '^FAIL' "$TOP/.work/host/test.log" | head -3 | paste -sd' ') ($((SECONDS - start)) s)"
 		return 1
 	fi
+}
+
+# HOST_SETUP_KERNEL=NAME make check-host-setup: the same test in a guest of
+# kernel NAME (tools/kernels.conf, as check-kernels boots them), with the
+# files it needs copied where the guest sees them (it does not see /tmp or
+# /var/tmp).  Emulated (no KVM here): its waits are the emulator's as much
+# as the kernel's, its checks are the kernel's.
+host_setup_in_guest() {
+	local name=$1 run vmlinuz kvm rc=0 start=$SECONDS
+	kernels_known "$name"
+	is_root || die "HOST_SETUP_KERNEL needs root (qemu, and the guest's root attaches the program)"
+	kernels_deps
+	cmd_host_tools
+	vmlinuz=$(kernels_image "$name") || die "kernel $name: no image to boot (see above, or $KERNELS_DIR/apt.log)"
+	kvm=$(kernels_kvm_option "$vmlinuz")
+	run=$KERNELS_DIR/$name/host-setup-test
+	rm -rf "$run"
+	mkdir -p "$run/top/host" "$run/top/guide/failover" "$run/top/src/test/mptcp"
+	cp -r "$TOP/host/tests" "$run/top/host/"
+	cp "$TOP/guide/failover/host-setup" "$run/top/guide/failover/"
+	cp "$TOP/src/test/mptcp/lab.sh" "$run/top/src/test/mptcp/"
+	cp "$HOST_BPF_OBJECT" "$run/top/host/"
+	note "kernel $name: booting $(basename "$vmlinuz") ${kvm:-with KVM} for host/tests/host-setup.sh"
+	timeout "${KERNEL_BOOT_TIMEOUT:-1800}" "${VNG[@]}" -r "$vmlinuz" $kvm \
+		--memory "${KERNELS_MEMORY:-3G}" --cpus 2 --user root --rwdir "$run" $(kernels_boot_options "$name") \
+		--exec "HOST_SETUP_TEST_TIMEOUT=900 PG_MPTCP_BPF_OBJECT=$run/top/host/$(basename "$HOST_BPF_OBJECT") bash $run/top/host/tests/host-setup.sh $run/top/guide/failover/host-setup $run/top/src/test/mptcp/lab.sh $run/out >$run/test.log 2>&1; echo \$? >$run/rc" \
+		>"$run/vng.log" 2>&1 || true
+	cat "$run/test.log" >&2 2>/dev/null || true
+	if [ ! -f "$run/rc" ]; then
+		echo "host-setup's program on $name: FAILED: the guest did not finish ($run/vng.log)"
+		return 1
+	elif grep -q '^host-setup test: skipped' "$run/test.log"; then
+		echo "host-setup's program on $name: $(sed -n 's/^host-setup test: //p' "$run/test.log")"
+	elif [ "$(cat "$run/rc")" = 0 ] && ! grep -q '^FAIL' "$run/test.log"; then
+		echo "host-setup's program on $name: PASS, $(grep -c '^ok' "$run/test.log") checks ($((SECONDS - start)) s, emulated)"
+	else
+		echo "host-setup's program on $name: FAILED: $(grep '^FAIL' "$run/test.log" | head -3 | paste -sd' ') ($((SECONDS - start)) s)"
+		rc=1
+	fi
+	return $rc
 }
