@@ -212,7 +212,7 @@ deb_failover_package() {
 	ver=1.${ver:-0}
 	root=$(mktemp -d)
 	chmod 755 "$root"
-	install -d "$root/DEBIAN" "$root/usr/sbin" "$root/usr/lib/systemd/system/postgresql@.service.d" \
+	install -d "$root/DEBIAN" "$root/usr/bin" "$root/usr/sbin" "$root/usr/lib/systemd/system/postgresql@.service.d" \
 		"$root/usr/lib/sysctl.d" "$root/etc/pg-mptcp" "$root/usr/share/doc/$pkg/examples" "$root/usr/lib/pg-mptcp"
 	cmd_host_tools
 	host_bpf_compile "$HOST_BPF_SOURCE" "$root/usr/lib/pg-mptcp/pg-mptcp-subflow.bpf.o" ||
@@ -224,6 +224,8 @@ deb_failover_package() {
 	install -m 755 "$g/host-setup" "$root/usr/sbin/pg-mptcp-host-setup"
 	install -m 755 "$g/mend-paths" "$root/usr/sbin/pg-mptcp-mend-paths"
 	install -m 755 "$g/paths" "$root/usr/sbin/pg-mptcp-paths"
+	# (in /usr/bin: a monitoring agent's user runs it too)
+	install -m 755 "$TOP/host/check" "$root/usr/bin/pg-mptcp-check"
 	# (the guide's files name /usr/local/sbin, where a DBA copies them by hand)
 	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/mend-paths.service" >"$root/usr/lib/systemd/system/pg-mptcp-mend-paths.service"
 	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/paths.service" >"$root/usr/lib/systemd/system/pg-mptcp-paths.service"
@@ -243,7 +245,7 @@ deb_failover_package() {
 	Version: $ver
 	Architecture: $arch
 	Maintainer: $DEB_MAINTAINER
-	Depends: python3, iproute2, bpftool, mount
+	Depends: python3, iproute2, bpftool, mount, postgresql-common
 	Section: database
 	Priority: optional
 	Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
@@ -255,7 +257,8 @@ deb_failover_package() {
 	 kernel, and bounds a connection attempt on a dead address
 	 (pg-mptcp-host-setup, run before each cluster starts). pg-mptcp-mend-paths gives a connection back a path that
 	 comes back; pg-mptcp-paths sets the MPTCP limits and endpoints of
-	 /etc/pg-mptcp/paths.conf at every boot.
+	 /etc/pg-mptcp/paths.conf at every boot. pg-mptcp-check tells, with a
+	 monitoring plugin's exit status, whether all of it is in place.
 	EOF
 	cat >"$root/DEBIAN/postinst" <<-'EOF'
 	#!/bin/sh

@@ -114,6 +114,7 @@ quickstart_output() {
 		sed -E -e 's/10\.([12])\.0\.([12])/198.18.\1.\2/g' -e 's/dev eth0/dev sv1/g' -e 's/dev eth1/dev sv2/g' \
 			-e "s/[0-9]+\.[0-9]+-[^[:space:]]*\+mptcp[0-9]+[^[:space:]]*/$DEB_VERSION/" \
 			-e "s/^postgresql-[0-9]+([[:space:]])/postgresql-$MAJOR_NUMBER\1/" \
+			-e "s#(^|[^0-9./])1[5-9]/main#\1$MAJOR_NUMBER/main#g" -e "s/ postgresql-1[5-9]([: ])/ postgresql-$MAJOR_NUMBER\1/g" \
 			-e 's/^(pg-mptcp-failover[[:space:]]+).*/\1.../'
 }
 
@@ -122,10 +123,10 @@ quickstart_test_run() {
 	local lab_sh=$TOP/src/test/mptcp/lab.sh role pw=quickstart-Secret-1
 	deb_harness deb-test-quickstart quickstart_cleanup tools/lib/quickstart.sh
 	deb_mount_all "$RB"
-	for role in copy each-host each-host-settings primary standby check synchronous cut restore health; do
+	for role in copy each-host each-host-settings primary standby check synchronous cut restore pg-mptcp-check health; do
 		[ -n "$(quickstart_block "$role")" ] || fail "README.md has no quick-start block \"$role\""
 	done
-	for role in each-host each-host-settings primary check health "cut check" "cut health" "restore mend-paths"; do
+	for role in each-host each-host-settings primary check health "cut check" "cut health" "restore mend-paths" pg-mptcp-check; do
 		[ -n "$(quickstart_output "$role")" ] || fail "README.md shows no output for \"$role\""
 	done
 	# shown NAME ROLE FILE: FILE has the output the README shows for ROLE
@@ -186,6 +187,43 @@ quickstart_test_run() {
 	psql_standby() { "$lab_sh" client "$lab" chroot "$RB" runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 	sysctl_primary() { nsenter -t "$srv" -n cat "/proc/sys/$1"; }
 	sysctl_standby() { "$lab_sh" client "$lab" cat "/proc/sys/$1"; }
+	# newer_debian ROOT: the versions of postgresql-$V newer than the
+	# installed one (ours) that apt lists there and that are not ours:
+	# pg-mptcp-check warns about them, rightly
+	newer_debian() {
+		local inst v
+		inst=$(chroot "$1" dpkg-query -W -f='${Version}' "postgresql-$V")
+		chroot "$1" apt-cache policy "postgresql-$V" | sed -nE 's/^ +(\*\*\* )?([^ ]+) -?[0-9]+$/\2/p' |
+			while read -r v; do
+				case $v in *+mptcp*) continue ;; esac
+				! dpkg --compare-versions "$v" gt "$inst" || echo "$v"
+			done
+	}
+	# check_expect WHAT SIDE RC [PATTERN...]: pg-mptcp-check (the README's
+	# block) on SIDE exits RC, and the lines it prints that are not OK are
+	# exactly one per PATTERN (grep -E), besides the warning about a newer
+	# Debian version where apt lists one (RC 0 is then 1).  The output stays
+	# in check-SIDE-WHAT.out.
+	local check_out
+	check_expect() {
+		local what=$1 side=$2 want=$3 rc=0 p allowed faults
+		shift 3
+		check_out=$QUICKSTART_DIR/check-$side-${what// /-}.out
+		on_$side "$(quickstart_block pg-mptcp-check)" </dev/null >"$check_out" 2>&1 || rc=$?
+		allowed='^$'
+		if [ -n "$(newer_debian "$([ "$side" = primary ] && echo "$R" || echo "$RB")")" ]; then
+			allowed="^WARNING: postgresql-$V: Debian serves "
+			[ "$want" != 0 ] || want=1
+		fi
+		faults=$(grep -E '^(WARNING|CRITICAL|UNKNOWN): ' "$check_out" | grep -vE "$allowed" || true)
+		for p in "$@"; do
+			printf '%s\n' "$faults" | grep -qE "$p" || fail "pg-mptcp-check, $what, on the $side: no line like '$p' (output: $check_out)"
+		done
+		p=$(printf '%s\n' "$faults" | grep -c . || true)
+		[ "$p" = $# ] || fail "pg-mptcp-check, $what, on the $side: $p finding(s) other than OK, expected $# (output: $check_out)"
+		[ "$rc" = "$want" ] || fail "pg-mptcp-check, $what, on the $side: exit status $rc, expected $want (output: $check_out)"
+		ok "pg-mptcp-check, $what, on the $side: exit $rc${*:+, naming: $(printf '%s\n' "$faults" | cut -c1-90 | paste -sd'|')}"
+	}
 
 	echo "# each-host, on the primary"
 	install_on "$R" "$(quickstart_block each-host)" >"$QUICKSTART_DIR/primary-install.log" 2>&1 ||
@@ -333,6 +371,7 @@ quickstart_test_run() {
 	expect "cut: the README's health check shows the replica" "$(psql_primary -c "$(quickstart_block health)" | cut -d'|' -f2)" standby1
 	psql_shown check cut-check.out
 	shown "cut: check" "cut check" "$QUICKSTART_DIR/cut-check.out"
+	check_expect "path 1 cut" primary 1 "^WARNING: $V/main: walsender standby1 \(198\.18\.1\.2\): streaming, sync, 1 subflow\(s\) for 2 paths"
 	psql_shown health cut-health.out
 	shown "cut: health" "cut health" "$QUICKSTART_DIR/cut-health.out"
 
@@ -356,6 +395,53 @@ quickstart_test_run() {
 		[ "${st:-0}" -gt 0 ] && ok "$side: host-setup's program, on the cluster's cgroup, watched ${st} subflows" ||
 			fail "$side: host-setup's program watched no subflow (--status: ${st:-nothing attached})"
 	done
+
+	echo "# pg-mptcp-check, the quick start's last step, on both hosts"
+	check_expect "all in place" primary 0
+	if [ -n "$(newer_debian "$R")" ]; then
+		echo "# apt lists postgresql-$V $(newer_debian "$R" | paste -sd' '), newer than ours: the check warns (its first line aside, the output README.md shows)"
+		quickstart_output pg-mptcp-check | sed 1d >"$QUICKSTART_DIR/shown-pg-mptcp-check.txt"
+		python3 "$TOP/tools/lib/shown_output.py" "$QUICKSTART_DIR/shown-pg-mptcp-check.txt" "$check_out" &&
+			ok "pg-mptcp-check on the primary: the output README.md shows" ||
+			fail "pg-mptcp-check on the primary: not the output README.md shows (got: $check_out)"
+	else
+		shown "pg-mptcp-check on the primary" pg-mptcp-check "$check_out"
+	fi
+	check_expect "all in place" standby 0
+	# (a member of pg_monitor without root: the attachment from the status
+	# file, which pg-mptcp-failover-status.timer's service writes)
+	local status_unit=/usr/lib/systemd/system/pg-mptcp-failover-status.service
+	local status_exec
+	status_exec=$(sed -n 's/^ExecStart=//p' "$R$status_unit")
+	[ -n "$status_exec" ] || fail "$status_unit has no ExecStart line"
+	# shellcheck disable=SC2086 # the line's words
+	chroot "$R" "${sh_env[@]}" $status_exec || [ $? = 1 ] || fail "$status_unit's ExecStart"
+	local rc=0
+	on_primary "runuser -u postgres -- pg-mptcp-check" </dev/null >"$QUICKSTART_DIR/check-primary-postgres.out" 2>&1 || rc=$?
+	grep -q "^OK: $V/main: failover program on the postmaster's cgroup .*/run/pg-mptcp/failover-status" "$QUICKSTART_DIR/check-primary-postgres.out" &&
+		[ "$rc" = "$(grep -qE '^(WARNING|CRITICAL|UNKNOWN)' "$QUICKSTART_DIR/check-primary-postgres.out" && echo 1 || echo 0)" ] &&
+		! grep -qE '^(CRITICAL|UNKNOWN)' "$QUICKSTART_DIR/check-primary-postgres.out" &&
+		ok "pg-mptcp-check as postgres (no root): the program's attachment from the status file, exit $rc" ||
+		fail "pg-mptcp-check as postgres: exit $rc (output: $QUICKSTART_DIR/check-primary-postgres.out)"
+
+	echo "# faults: pg-mptcp-check names each"
+	chroot "$R" "${sh_env[@]}" /usr/sbin/pg-mptcp-host-setup --remove "$QS_CGROUP/primary"
+	check_expect "program detached" primary 2 "^CRITICAL: $V/main: failover program not attached to the postmaster's cgroup /pg-mptcp-quickstart\.[0-9]+/primary: "
+	start_pre "$R" primary >>"$QUICKSTART_DIR/faults.log" 2>&1 || fail "the drop-in's ExecStartPre on the primary, again (log: $QUICKSTART_DIR/faults.log)"
+	check_expect "program attached again" primary 0
+	local mender=${QS_MENDERS%% *}
+	kill "$mender"
+	for _ in $(seq 1 50); do kill -0 "$mender" 2>/dev/null || break; sleep 0.1; done
+	! kill -0 "$mender" 2>/dev/null || fail "the primary's mend-paths (pid $mender) did not stop"
+	check_expect "mend-paths stopped" primary 1 "^WARNING: pg-mptcp-mend-paths is not running: "
+	nsenter -t "$srv" -n chroot "$R" "${sh_env[@]}" /usr/sbin/pg-mptcp-mend-paths >>"$QUICKSTART_DIR/primary-mend-paths.log" 2>&1 &
+	QS_MENDERS="$! ${QS_MENDERS#* }"
+	# (until the process is python's, past nsenter and chroot)
+	for _ in $(seq 1 50); do
+		tr '\0' ' ' <"/proc/${QS_MENDERS%% *}/cmdline" | grep -q '^[^ ]*python3 /usr/sbin/pg-mptcp-mend-paths' && break
+		sleep 0.1
+	done
+	check_expect "mend-paths running again" primary 0
 
 	echo "# the standby restarted as at a reboot: MPTCP's limits and endpoints gone, pg-mptcp-paths.service sets them again"
 	on_standby "pg_ctlcluster $V main stop" </dev/null >>"$QUICKSTART_DIR/reboot.log" 2>&1 || fail "stopping the standby's cluster"
