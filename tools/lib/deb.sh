@@ -288,7 +288,7 @@ deb_failover_package() {
 	#!/bin/sh
 	set -e
 	if [ "$1" = remove ] && [ -d /run/systemd/system ] && command -v deb-systemd-invoke >/dev/null; then
-		deb-systemd-invoke stop pg-mptcp-mend-paths.service pg-mptcp-failover-status.timer >/dev/null || true
+		deb-systemd-invoke stop pg-mptcp-mend-paths.service pg-mptcp-failover-status.timer pg-mptcp-failover-status.service >/dev/null || true
 	fi
 	# the program leaves with the package, from every cgroup this host's
 	# pg-mptcp-host-setup attached it to (/run/pg-mptcp/attached)

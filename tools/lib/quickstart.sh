@@ -83,13 +83,13 @@ cmd_deb_test_quickstart() {
 	return $rc
 }
 
-# quickstart_fenced MARK: the fenced block after README.md's
+# quickstart_fenced MARK: the fenced block after README.md's (QS_PAGE's)
 # "<!-- quickstart: MARK -->" line, as it stands
 quickstart_fenced() {
 	awk -v mark="$1" '
 		$0 == "<!-- quickstart: " mark " -->" { want = 1; next }
 		want && /^```/ { if (inside) { want = 0; inside = 0 } else inside = 1; next }
-		want && inside { print }' "$TOP/README.md"
+		want && inside { print }' "${QS_PAGE:-$TOP/README.md}"
 }
 
 # quickstart_block ROLE [standby]: the README's block(s) of that role, as
@@ -129,6 +129,8 @@ quickstart_test_run() {
 	for role in each-host each-host-settings primary check health "cut check" "cut health" "restore mend-paths" pg-mptcp-check; do
 		[ -n "$(quickstart_output "$role")" ] || fail "README.md shows no output for \"$role\""
 	done
+	[ -n "$(QS_PAGE=$TOP/guide/going-back.md quickstart_block "going-back failover")" ] ||
+		fail "guide/going-back.md has no block \"going-back failover\""
 	# shown NAME ROLE FILE: FILE has the output the README shows for ROLE
 	shown() {
 		local want=$QUICKSTART_DIR/shown-${2// /-}.txt
@@ -492,17 +494,31 @@ quickstart_test_run() {
 	expect "after the reconnect: the standby's rows equal the primary's (count, checksum)" "$got" "$sum"
 	expect "600 rows after the copy, none lost" "$(psql_standby -c "SELECT count(*) FROM items WHERE id > 100000")" 600
 
-	echo "# apt purge pg-mptcp-failover on both hosts: the program leaves every cgroup"
-	local attached
-	for h in "$R" "$RB"; do
-		install_on "$h" "apt-get purge -y pg-mptcp-failover" >>"$QUICKSTART_DIR/purge.log" 2>&1 ||
-			fail "apt purge pg-mptcp-failover in $h (log: $QUICKSTART_DIR/purge.log)"
-	done
+	echo "# guide/going-back.md's steps for pg-mptcp-failover on both hosts: no program, endpoint, limit or sysctl of ours left"
+	local attached fresh
+	# (what the package's prerm has systemd do: mend-paths stops)
+	# shellcheck disable=SC2086
+	kill $QS_MENDERS 2>/dev/null || true
+	QS_MENDERS=
+	on_primary "$(QS_PAGE=$TOP/guide/going-back.md quickstart_block "going-back failover")" </dev/null >"$QUICKSTART_DIR/going-back-primary.log" 2>&1 ||
+		fail "guide/going-back.md's block on the primary (log: $QUICKSTART_DIR/going-back-primary.log)"
+	on_standby "$(QS_PAGE=$TOP/guide/going-back.md quickstart_block "going-back failover" standby)" </dev/null >"$QUICKSTART_DIR/going-back-standby.log" 2>&1 ||
+		fail "guide/going-back.md's block on the standby (log: $QUICKSTART_DIR/going-back-standby.log)"
 	attached=
 	for h in primary standby; do
 		bpftool cgroup show "$QS_CGROUP/$h" 2>/dev/null | grep -q pg_mptcp_ && attached="$attached $h"
 	done
-	expect "after apt purge: the program attached to neither host's cgroup" "$attached" ""
+	expect "after going back: the program attached to neither host's cgroup" "$attached" ""
+	# (a new network namespace has the kernel's own limits and sysctls)
+	fresh="$(unshare -n ip mptcp limits show | tr -s ' ' | sed 's/ $//') $(unshare -n cat /proc/sys/net/mptcp/add_addr_timeout) $(unshare -n cat /proc/sys/net/mptcp/blackhole_timeout 2>/dev/null || echo none)"
+	for side in primary standby; do
+		if [ $side = primary ]; then h=$R; else h=$RB; fi
+		expect "after going back, $side: no MPTCP endpoint" "$(if [ $side = primary ]; then nsenter -t "$srv" -n ip mptcp endpoint show; else "$lab_sh" client "$lab" ip mptcp endpoint show; fi)" ""
+		expect "after going back, $side: the kernel's own limits, add_addr_timeout and blackhole_timeout" \
+			"$(if [ $side = primary ]; then nsenter -t "$srv" -n ip mptcp limits show; else "$lab_sh" client "$lab" ip mptcp limits show; fi | tr -s ' ' | sed 's/ $//') $(sysctl_$side net/mptcp/add_addr_timeout) $(sysctl_$side net/mptcp/blackhole_timeout 2>/dev/null || echo none)" "$fresh"
+		expect "after going back, $side: pg-mptcp-failover purged, its files gone" \
+			"$({ chroot "$h" dpkg-query -W -f='${db:Status-Abbrev}' pg-mptcp-failover 2>/dev/null || true; } | tr -d ' ' | sed 's/^[up]n$//')$(ls -d "$h/etc/pg-mptcp" "$h/run/pg-mptcp" "$h/usr/lib/sysctl.d/60-pg-mptcp-failover.conf" "$h/usr/lib/systemd/system/postgresql@.service.d/pg-mptcp-failover.conf" 2>/dev/null || true)" ""
+	done
 	echo "deb-test-quickstart: PASS ($n checks: README.md's quick start, $PG_SOURCE_PACKAGE $DEB_VERSION, Debian $DEB_SUITE)"
 }
 
