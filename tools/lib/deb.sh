@@ -193,22 +193,24 @@ cmd_deb() {
 	deb_repo
 }
 
-# ---- pg-mptcp-failover: guide/failover's tools as a package, made beside the server's packages and put in the same
-# repository: the scoped failover timeouts (host-setup, run by a drop-in of
-# Debian's postgresql@.service before each cluster starts), mend-paths (a
-# path that comes back gets its subflow again), pg-mptcp-paths (limits and
-# endpoints from /etc/pg-mptcp/paths.conf, at every boot), and the MPTCP
-# sysctls.  Its one build step compiles host/'s sock_ops program with
+# ---- pg-mptcp-failover: host/'s tools as a package, made beside the server's
+# packages and put in the same repository: the scoped failover timeouts
+# (host-setup, run by a drop-in of Debian's postgresql@.service before each
+# cluster starts), mend-paths (a path that comes back gets its subflow
+# again), pg-mptcp-paths (limits and endpoints from /etc/pg-mptcp/paths.conf,
+# at every boot), the MPTCP sysctls, and pg-mptcp-check (is all of it in
+# place).  Its one build step compiles host/'s sock_ops program with
 # Debian's clang and libbpf headers (make host-tools); the object is BPF
 # bytecode of the build machine's byte order, so the package is built per
 # architecture.  Installing it enables the two units; systemd starts them (a
 # chroot's policy-rc.d keeps them stopped).  Its version is the UTC date and
-# time of the last commit that changed guide/failover/ or host/ (1.20261128.093000):
-# two changes on one day still make a newer version.
+# time of the last commit that changed host/ or guide/failover/ (the
+# examples it ships), as 1.20261128.093000: two changes on one day still make
+# a newer version.
 deb_failover_package() {
-	local out=$1 g=$TOP/guide/failover pkg ver root arch
+	local out=$1 h=$TOP/host g=$TOP/guide/failover pkg ver root arch
 	pkg=pg-mptcp-failover
-	ver=$(TZ=UTC git -C "$TOP" log -1 --format=%cd --date=format-local:%Y%m%d.%H%M%S -- guide/failover host 2>/dev/null || true)
+	ver=$(TZ=UTC git -C "$TOP" log -1 --format=%cd --date=format-local:%Y%m%d.%H%M%S -- host guide/failover 2>/dev/null || true)
 	ver=1.${ver:-0}
 	root=$(mktemp -d)
 	chmod 755 "$root"
@@ -221,19 +223,20 @@ deb_failover_package() {
 	llvm-strip -g "$root/usr/lib/pg-mptcp/pg-mptcp-subflow.bpf.o"
 	chmod 644 "$root/usr/lib/pg-mptcp/pg-mptcp-subflow.bpf.o"
 	arch=$(dpkg --print-architecture)
-	install -m 755 "$g/host-setup" "$root/usr/sbin/pg-mptcp-host-setup"
-	install -m 755 "$g/mend-paths" "$root/usr/sbin/pg-mptcp-mend-paths"
-	install -m 755 "$g/paths" "$root/usr/sbin/pg-mptcp-paths"
+	install -m 755 "$h/host-setup" "$root/usr/sbin/pg-mptcp-host-setup"
+	install -m 755 "$h/mend-paths" "$root/usr/sbin/pg-mptcp-mend-paths"
+	install -m 755 "$h/paths" "$root/usr/sbin/pg-mptcp-paths"
 	# (in /usr/bin: a monitoring agent's user runs it too)
-	install -m 755 "$TOP/host/check" "$root/usr/bin/pg-mptcp-check"
-	# (the guide's files name /usr/local/sbin, where a DBA copies them by hand)
-	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/mend-paths.service" >"$root/usr/lib/systemd/system/pg-mptcp-mend-paths.service"
-	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/paths.service" >"$root/usr/lib/systemd/system/pg-mptcp-paths.service"
-	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/failover-status.service" >"$root/usr/lib/systemd/system/pg-mptcp-failover-status.service"
-	install -m 644 "$g/failover-status.timer" "$root/usr/lib/systemd/system/pg-mptcp-failover-status.timer"
-	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/systemd-dropin.conf" >"$root/usr/lib/systemd/system/postgresql@.service.d/pg-mptcp-failover.conf"
-	install -m 644 "$g/sysctl.conf" "$root/usr/lib/sysctl.d/60-pg-mptcp-failover.conf"
-	install -m 644 "$g/paths.conf" "$root/etc/pg-mptcp/paths.conf"
+	install -m 755 "$h/check" "$root/usr/bin/pg-mptcp-check"
+	# (host/'s units name /usr/local/sbin, where a DBA copies the programs by
+	# hand: guide/failover.md)
+	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$h/mend-paths.service" >"$root/usr/lib/systemd/system/pg-mptcp-mend-paths.service"
+	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$h/paths.service" >"$root/usr/lib/systemd/system/pg-mptcp-paths.service"
+	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$h/failover-status.service" >"$root/usr/lib/systemd/system/pg-mptcp-failover-status.service"
+	install -m 644 "$h/failover-status.timer" "$root/usr/lib/systemd/system/pg-mptcp-failover-status.timer"
+	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$h/systemd-dropin.conf" >"$root/usr/lib/systemd/system/postgresql@.service.d/pg-mptcp-failover.conf"
+	install -m 644 "$h/sysctl.conf" "$root/usr/lib/sysctl.d/60-pg-mptcp-failover.conf"
+	install -m 644 "$h/paths.conf" "$root/etc/pg-mptcp/paths.conf"
 	install -m 644 "$g/primary.conf" "$g/standby.conf" "$g/sysctl-host-wide.conf" "$root/usr/share/doc/$pkg/examples/"
 	install -m 644 "$TOP/LICENSE" "$root/usr/share/doc/$pkg/copyright"
 	# (the program's source, GPL: beside the object it was built into)

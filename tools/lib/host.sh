@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # host-tools: what pg-mptcp-failover ships beside PostgreSQL that needs a
 # build: the sock_ops program of host/ (clang -target bpf, libbpf's
-# headers), which guide/failover/host-setup loads with bpftool.
+# headers), which host/host-setup loads with bpftool.
 # Part of tools/workspace (sourced by it; see that file for the layout).
 
 HOST_APT_PACKAGES="clang llvm libbpf-dev bpftool linux-libc-dev"
@@ -53,7 +53,7 @@ cmd_check_host_setup() {
 	fi
 	cmd_host_tools
 	rm -rf "$out"
-	bash "$TOP/host/tests/host-setup.sh" "$TOP/guide/failover/host-setup" "$TOP/src/test/mptcp/lab.sh" "$out" >"$TOP/.work/host/test.log" 2>&1 || rc=$?
+	bash "$TOP/host/tests/host-setup.sh" "$TOP/host/host-setup" "$TOP/src/test/mptcp/lab.sh" "$out" >"$TOP/.work/host/test.log" 2>&1 || rc=$?
 	cat "$TOP/.work/host/test.log" >&2
 	if grep -q '^host-setup test: skipped' "$TOP/.work/host/test.log"; then
 		echo "host-setup's program on $(uname -r): $(sed -n 's/^host-setup test: //p' "$TOP/.work/host/test.log")"

@@ -449,6 +449,8 @@ quickstart_test_run() {
 	on_standby "pg_ctlcluster $V main stop" </dev/null >>"$QUICKSTART_DIR/reboot.log" 2>&1 || fail "stopping the standby's cluster"
 	"$lab_sh" client "$lab" ip mptcp endpoint flush
 	"$lab_sh" client "$lab" ip mptcp limits set subflows 0 add_addr_accepted 0
+	# (and an endpoint that paths.conf does not say: pg-mptcp-paths changes it)
+	"$lab_sh" client "$lab" ip mptcp endpoint add 198.18.2.2 dev cv2 subflow
 	local unit=/usr/lib/systemd/system/pg-mptcp-paths.service exec_start
 	exec_start=$(sed -n 's/^ExecStart=//p' "$RB$unit")
 	[ -n "$exec_start" ] || fail "$unit has no ExecStart line"
@@ -457,6 +459,9 @@ quickstart_test_run() {
 	"$lab_sh" client "$lab" chroot "$RB" "${sh_env[@]}" $exec_start >>"$QUICKSTART_DIR/reboot.log" 2>&1 || fail "$unit's ExecStart (log: $QUICKSTART_DIR/reboot.log)"
 	expect "reboot: pg-mptcp-paths.service set the limits again" "$("$lab_sh" client "$lab" ip mptcp limits show | tr -s ' ' | sed 's/ $//')" "add_addr_accepted 4 subflows 4"
 	expect "reboot: and a signal endpoint on each address" "$("$lab_sh" client "$lab" ip mptcp endpoint show | grep -c -e "^198.18.1.2 .*signal" -e "^198.18.2.2 .*signal" || true)" 2
+	grep -q "^pg-mptcp-paths: endpoint 198.18.2.2 .*subflow.* changed to 198.18.2.2 dev cv2 signal" "$QUICKSTART_DIR/reboot.log" &&
+		ok "reboot: pg-mptcp-paths changed the endpoint that differed from paths.conf" ||
+		fail "reboot: pg-mptcp-paths did not say it changed 198.18.2.2's endpoint (log: $QUICKSTART_DIR/reboot.log)"
 	start_pre "$RB" standby >>"$QUICKSTART_DIR/reboot.log" 2>&1 || fail "the drop-in's ExecStartPre on the standby, again"
 	on_standby "pg_ctlcluster $V main start" </dev/null >>"$QUICKSTART_DIR/reboot.log" 2>&1 || fail "starting the standby's cluster again"
 	subflows_until -ge 2 60
