@@ -156,8 +156,10 @@ quickstart_test_run() {
 	done
 	echo "# copy, from the build machine: ssh root@HOST -> chroot HOST"
 	quickstart_block copy | sed -e "s|^for h in .*; do\$|for h in $R $RB; do|" \
-		-e 's|ssh root@\$h |chroot $h sh -c |' -e "s|tar -C \.work/[^ ]* |tar -C $DEB_REPO |" >"$QUICKSTART_DIR/copy.sh"
-	(cd "$TOP" && bash -ex "$QUICKSTART_DIR/copy.sh") >"$QUICKSTART_DIR/copy.log" 2>&1 || fail "the copy block (log: $QUICKSTART_DIR/copy.log)"
+		-e 's|ssh root@\$h |chroot $h sh -c |' -e "s|^REPO=[^ ]*|REPO=$DEB_REPO|" >"$QUICKSTART_DIR/copy.sh"
+	# (from a directory other than the checkout, in a shell of its own)
+	(cd / && env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root bash -ex "$QUICKSTART_DIR/copy.sh") >"$QUICKSTART_DIR/copy.log" 2>&1 ||
+		fail "the copy block (log: $QUICKSTART_DIR/copy.log)"
 	for h in "$R" "$RB"; do
 		[ -f "$h/srv/pg-mptcp/InRelease" ] && [ -f "$h/srv/pg-mptcp/pg-mptcp.pref" ] &&
 			ok "copy: the repository's files in $h/srv/pg-mptcp" || fail "copy: no InRelease or pg-mptcp.pref in $h/srv/pg-mptcp"
@@ -258,12 +260,19 @@ quickstart_test_run() {
 	expect "standby: libpq5 from our repository" "$(chroot "$RB" dpkg-query -W -f='${Version}' libpq5)" "$DEB_VERSION"
 	start_pre "$RB" standby >>"$QUICKSTART_DIR/standby-install.log" 2>&1 || fail "the drop-in's ExecStartPre on the standby (log: $QUICKSTART_DIR/standby-install.log)"
 	on_standby "pg_ctlcluster $V main start" </dev/null >>"$QUICKSTART_DIR/standby-install.log" 2>&1 || fail "starting the standby's cluster"
-	echo "# each-host-settings, on the primary and on the standby"
+	echo "# each-host-settings, on the primary and on the standby (which preloads a library already: mptcpinfo is added to it)"
+	chroot "$RB" pg_conftool "$V" main set shared_preload_libraries pg_stat_statements
 	on_primary "$(quickstart_block each-host-settings)" </dev/null >"$QUICKSTART_DIR/primary-settings.log" 2>&1 ||
 		fail "the each-host-settings block on the primary (log: $QUICKSTART_DIR/primary-settings.log)"
 	on_standby "$(quickstart_block each-host-settings standby)" </dev/null >"$QUICKSTART_DIR/standby-settings.log" 2>&1 ||
 		fail "the each-host-settings block on the standby (log: $QUICKSTART_DIR/standby-settings.log)"
 	shown "each-host-settings, on the primary" each-host-settings "$QUICKSTART_DIR/primary-settings.log"
+	# (run again, as a DBA may: it adds nothing twice)
+	on_primary "$(quickstart_block each-host-settings)" </dev/null >"$QUICKSTART_DIR/primary-settings-again.log" 2>&1 ||
+		fail "the each-host-settings block again on the primary (log: $QUICKSTART_DIR/primary-settings-again.log)"
+	expect "each-host-settings run twice: pg_hba has the replication lines once, from A1 and A2" \
+		"$(grep '^host replication replicator' "$R/etc/postgresql/$V/main/pg_hba.conf" | paste -sd'|')" \
+		"host replication replicator 198.18.1.0/24 scram-sha-256|host replication replicator 198.18.2.0/24 scram-sha-256"
 	echo "# pg-mptcp-mend-paths on both hosts, as its unit runs it"
 	nsenter -t "$srv" -n chroot "$R" "${sh_env[@]}" /usr/sbin/pg-mptcp-mend-paths >"$QUICKSTART_DIR/primary-mend-paths.log" 2>&1 &
 	QS_MENDERS="$!"
@@ -273,7 +282,7 @@ quickstart_test_run() {
 	for side in primary standby; do
 		if [ $side = primary ]; then own1=198.18.1.1 own2=198.18.2.1; else own1=198.18.1.2 own2=198.18.2.2; fi
 		expect "$side: listen_mptcp" "$(psql_$side -c 'SHOW listen_mptcp')" on
-		expect "$side: mptcpinfo preloaded" "$(psql_$side -c 'SHOW shared_preload_libraries')" mptcpinfo
+		expect "$side: mptcpinfo preloaded" "$(psql_$side -c 'SHOW shared_preload_libraries')" "$([ $side = primary ] && echo mptcpinfo || echo pg_stat_statements,mptcpinfo)"
 		expect "$side: listen_addresses names the host's addresses" "$(psql_$side -c 'SHOW listen_addresses')" "localhost,$own1,$own2"
 		expect "$side: wal_sender_timeout, wal_receiver_timeout, wal_retrieve_retry_interval (guide/failover)" \
 			"$(psql_$side -c "SELECT string_agg(setting, ' ' ORDER BY name) FROM pg_settings WHERE name IN ('wal_sender_timeout', 'wal_receiver_timeout', 'wal_retrieve_retry_interval')")" "5000 1000 5000"
