@@ -315,6 +315,40 @@ deb_failover_package() {
 	rm -rf "$root"
 }
 
+# ---- make deb-rebuild: a build machine's timer runs it.  fetch picks the
+# newest version of the source that the archive serves (archive.sh); when
+# the repository's server package is already that version, nothing happens.
+# Otherwise make deb builds and signs it, and DEB_PUBLISH (a directory that
+# a web server serves, or that is copied to the hosts) gets the new
+# repository in one rename.  Hosts then take it with apt upgrade;
+# pg-mptcp-check warns on them meanwhile.
+cmd_deb_rebuild() {
+	deb_need_debian_major
+	mkdir -p "$DEB_DIR"
+	cmd_fetch
+	local built= f
+	f=$(ls "$DEB_REPO/postgresql-${MAJOR_NUMBER}_"*.deb 2>/dev/null | head -1 || true)
+	[ -z "$f" ] || built=$(dpkg-deb -f "$f" Version)
+	if [ "$built" = "$DEB_VERSION" ]; then
+		note "$DEB_REPO has $DEB_VERSION, built from the newest source the archive serves: nothing to do"
+	else
+		note "the archive serves $PG_DEBIAN_VERSION; the repository has ${built:-nothing}: make deb"
+		cmd_deb
+	fi
+	[ -n "${DEB_PUBLISH:-}" ] || return 0
+	case $DEB_PUBLISH in /*) ;; *) die "DEB_PUBLISH=$DEB_PUBLISH: an absolute path" ;; esac
+	if [ -f "$DEB_PUBLISH/InRelease" ] && cmp -s "$DEB_REPO/InRelease" "$DEB_PUBLISH/InRelease"; then
+		return 0
+	fi
+	rm -rf "$DEB_PUBLISH.new" "$DEB_PUBLISH.old"
+	cp -a "$DEB_REPO" "$DEB_PUBLISH.new"
+	chmod -R a+rX "$DEB_PUBLISH.new"
+	[ ! -e "$DEB_PUBLISH" ] || mv "$DEB_PUBLISH" "$DEB_PUBLISH.old"
+	mv "$DEB_PUBLISH.new" "$DEB_PUBLISH"
+	rm -rf "$DEB_PUBLISH.old"
+	note "published $DEB_REPO to $DEB_PUBLISH"
+}
+
 # ---- make deb-repo (and the end of make deb): a signed apt repository of
 # the packages in $DEB_OUT, in $DEB_REPO, with Debian's own tools
 # (apt-ftparchive, gpg).  A flat repository ("deb URI ./"), which a team
