@@ -453,6 +453,23 @@ quickstart_test_run() {
 		sleep 0.1
 	done
 	check_expect "mend-paths running again" primary 0
+	echo "# a newer Debian minor in the archive (simulated: a repository of the test's with postgresql-$V $V.99-1): the check warns"
+	local fake=$QUICKSTART_DIR/fake-debian
+	rm -rf "$fake" "$R/srv/fake-debian"
+	mkdir -p "$fake/pkg/DEBIAN" "$R/srv/fake-debian"
+	printf 'Package: postgresql-%s\nVersion: %s.99-1\nArchitecture: all\nMaintainer: deb-test-quickstart <root@localhost>\nDescription: a newer Debian minor, simulated\n' "$V" "$V" >"$fake/pkg/DEBIAN/control"
+	dpkg-deb --root-owner-group --build "$fake/pkg" "$R/srv/fake-debian/postgresql-${V}_$V.99-1_all.deb" >/dev/null
+	(cd "$R/srv/fake-debian" && apt-ftparchive packages . >Packages 2>/dev/null)
+	echo "deb [trusted=yes] file:/srv/fake-debian ./" >"$R/etc/apt/sources.list.d/fake-debian.list"
+	chroot "$R" apt-get update -q -o Dir::Etc::sourcelist=sources.list.d/fake-debian.list -o Dir::Etc::sourceparts=- \
+		-o APT::Get::List-Cleanup=0 >>"$QUICKSTART_DIR/faults.log" 2>&1 || fail "apt-get update of the simulated archive (log: $QUICKSTART_DIR/faults.log)"
+	rc=0
+	on_primary pg-mptcp-check </dev/null >"$QUICKSTART_DIR/check-primary-newer.out" 2>&1 || rc=$?
+	grep -qF "WARNING: postgresql-$V: Debian serves $V.99-1, newer than ours ($DEB_VERSION)" "$QUICKSTART_DIR/check-primary-newer.out" && [ "$rc" = 1 ] &&
+		ok "pg-mptcp-check, a newer Debian minor: exit 1, naming postgresql-$V $V.99-1" ||
+		fail "pg-mptcp-check, a newer Debian minor: exit $rc, no warning naming $V.99-1 (output: $QUICKSTART_DIR/check-primary-newer.out)"
+	rm -rf "$R/etc/apt/sources.list.d/fake-debian.list" "$R/srv/fake-debian" "$R"/var/lib/apt/lists/_srv_fake-debian_* "$R"/var/cache/apt/*.bin
+	[ -z "$(newer_debian "$R" | grep -Fx "$V.99-1" || true)" ] || fail "apt still lists the simulated $V.99-1"
 
 	echo "# the standby restarted as at a reboot: MPTCP's limits and endpoints gone, pg-mptcp-paths.service sets them again"
 	on_standby "pg_ctlcluster $V main stop" </dev/null >>"$QUICKSTART_DIR/reboot.log" 2>&1 || fail "stopping the standby's cluster"
