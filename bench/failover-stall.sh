@@ -46,17 +46,17 @@
 #              the same with path 4's server endpoint "signal backup"
 #   mptcp_guide
 #              what guide/failover.md recommends, read from its files:
-#              guide/failover/sysctl.conf on both hosts (net.mptcp only),
+#              host/sysctl.conf on both hosts (net.mptcp only),
 #              guide/failover/primary.conf on the primary,
 #              guide/failover/standby.conf on the standby, a
 #              primary_conninfo with the primary's 4 addresses,
-#              mptcp=require, and guide/failover/host-setup on the lab's
+#              mptcp=require, and host/host-setup on the lab's
 #              cgroup: "make bench" runs the lab in a cgroup with it when
 #              this is the only mode (BENCH_HOST_SETUP; root only), and
 #              this mode refuses to run without it unless
 #              BENCH_HOST_SETUP=none; a signal endpoint on the primary's
 #              first address too, the standby's limits of README.md's
-#              quick start (4 and 4), and guide/failover/mend-paths running
+#              quick start (4 and 4), and host/mend-paths running
 #              on both hosts (it re-announces a path that comes back)
 #   mptcp_defaults
 #              mptcp_guide without host-setup: the same files, endpoints,
@@ -159,6 +159,8 @@ BULK_MB=${BENCH_STALL_BULK_MB:-$BULK_DEFAULT}
 [ "$FAULT" = cut ] || [ "$RESTORE_AFTER" = 0 ] || { say "BENCH_STALL_RESTORE_AFTER goes with BENCH_STALL_FAULT=cut only"; exit 1; }
 STALL_LAB=${BENCH_STALL_LAB:-bench}
 GUIDE=$(cd "$(dirname "$0")/../guide/failover" && pwd)
+# (what the pg-mptcp-failover package ships)
+HOSTDIR=$(cd "$(dirname "$0")/../host" && pwd)
 NPATHS=4
 export LAB_CC=${BENCH_CC:-reno}
 MENDERS=()
@@ -181,7 +183,7 @@ SWITCH=
 if [ -n "${BENCH_HOST_SETUP_CGROUP:-}" ]; then
 	HOST_SETUP="$(basename "${BENCH_HOST_SETUP:-?}") on the lab's cgroup, $([ -n "$SWITCH" ] && echo "for mptcp_guide only" || echo "for every mode")"
 elif [ "${BENCH_HOST_SETUP:-}" != none ] && [[ " $MODES " == *" mptcp_guide "* ]]; then
-	say "mode mptcp_guide needs guide/failover/host-setup: run \"make bench\" as root (BENCH_HOST_SETUP=none: without it)"
+	say "mode mptcp_guide needs host/host-setup: run \"make bench\" as root (BENCH_HOST_SETUP=none: without it)"
 	exit 1
 fi
 [ "$FAIL_AT" -ge 8 ] && [ "$SECONDS_RUN" -gt $((FAIL_AT + 5)) ] ||
@@ -260,7 +262,7 @@ set_mode() {
 	host_sysctl net/mptcp/blackhole_timeout 3600
 	host_sysctl net/mptcp/add_addr_timeout 120
 	case $mode in
-	mptcp_guide | mptcp_defaults) guide_sysctls "$GUIDE/sysctl.conf" ;;
+	mptcp_guide | mptcp_defaults) guide_sysctls "$HOSTDIR/sysctl.conf" ;;
 	mptcp_hostwide) guide_sysctls "$GUIDE/sysctl-host-wide.conf" ;;
 	esac
 	sql "ALTER SYSTEM RESET ALL"
@@ -503,10 +505,10 @@ run_one() {
 		# and the standby's limits as README.md's quick start sets them,
 		# with room to spare (the lab's own leave none: 3 of 3)
 		bash "$LAB" client "$WORK/lab" ip mptcp limits set subflows 4 add_addr_accepted 4
-		"$GUIDE/mend-paths" >"$OUT/logs/mend-paths.$mode.$round.primary.txt" 2>&1 &
+		"$HOSTDIR/mend-paths" --port "$PGPORT_LAB" >"$OUT/logs/mend-paths.$mode.$round.primary.txt" 2>&1 &
 		MENDERS+=($!)
 		# (lab.sh execs it: its pid is the one to stop)
-		bash "$LAB" client "$WORK/lab" "$GUIDE/mend-paths" >"$OUT/logs/mend-paths.$mode.$round.standby.txt" 2>&1 &
+		bash "$LAB" client "$WORK/lab" "$HOSTDIR/mend-paths" --port "$PGPORT_LAB" >"$OUT/logs/mend-paths.$mode.$round.standby.txt" 2>&1 &
 		MENDERS+=($!)
 	fi
 	: >"$WORK/standby.log"

@@ -50,7 +50,7 @@
  * Needs Linux 5.19 or later with BTF and CONFIG_BPF_JIT
  * (bpf_skc_to_mptcp_sock()); subflows are attached to their connection's
  * cgroup.  Built with clang -target bpf from the UAPI headers and libbpf's
- * bpf_helpers.h only.  Loaded by guide/failover/host-setup (bpftool).
+ * bpf_helpers.h only.  Loaded by host/host-setup (bpftool).
  */
 #include <linux/bpf.h>
 #include <linux/types.h>

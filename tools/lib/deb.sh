@@ -193,26 +193,28 @@ cmd_deb() {
 	deb_repo
 }
 
-# ---- pg-mptcp-failover: guide/failover's tools as a package, made beside the server's packages and put in the same
-# repository: the scoped failover timeouts (host-setup, run by a drop-in of
-# Debian's postgresql@.service before each cluster starts), mend-paths (a
-# path that comes back gets its subflow again), pg-mptcp-paths (limits and
-# endpoints from /etc/pg-mptcp/paths.conf, at every boot), and the MPTCP
-# sysctls.  Its one build step compiles host/'s sock_ops program with
+# ---- pg-mptcp-failover: host/'s tools as a package, made beside the server's
+# packages and put in the same repository: the scoped failover timeouts
+# (host-setup, run by a drop-in of Debian's postgresql@.service before each
+# cluster starts), mend-paths (a path that comes back gets its subflow
+# again), pg-mptcp-paths (limits and endpoints from /etc/pg-mptcp/paths.conf,
+# at every boot), the MPTCP sysctls, and pg-mptcp-check (is all of it in
+# place).  Its one build step compiles host/'s sock_ops program with
 # Debian's clang and libbpf headers (make host-tools); the object is BPF
 # bytecode of the build machine's byte order, so the package is built per
 # architecture.  Installing it enables the two units; systemd starts them (a
 # chroot's policy-rc.d keeps them stopped).  Its version is the UTC date and
-# time of the last commit that changed guide/failover/ or host/ (1.20261128.093000):
-# two changes on one day still make a newer version.
+# time of the last commit that changed host/ or guide/failover/ (the
+# examples it ships), as 1.20261128.093000: two changes on one day still make
+# a newer version.
 deb_failover_package() {
-	local out=$1 g=$TOP/guide/failover pkg ver root arch
+	local out=$1 h=$TOP/host g=$TOP/guide/failover pkg ver root arch
 	pkg=pg-mptcp-failover
-	ver=$(TZ=UTC git -C "$TOP" log -1 --format=%cd --date=format-local:%Y%m%d.%H%M%S -- guide/failover host 2>/dev/null || true)
+	ver=$(TZ=UTC git -C "$TOP" log -1 --format=%cd --date=format-local:%Y%m%d.%H%M%S -- host guide/failover 2>/dev/null || true)
 	ver=1.${ver:-0}
 	root=$(mktemp -d)
 	chmod 755 "$root"
-	install -d "$root/DEBIAN" "$root/usr/sbin" "$root/usr/lib/systemd/system/postgresql@.service.d" \
+	install -d "$root/DEBIAN" "$root/usr/bin" "$root/usr/sbin" "$root/usr/lib/systemd/system/postgresql@.service.d" \
 		"$root/usr/lib/sysctl.d" "$root/etc/pg-mptcp" "$root/usr/share/doc/$pkg/examples" "$root/usr/lib/pg-mptcp"
 	cmd_host_tools
 	host_bpf_compile "$HOST_BPF_SOURCE" "$root/usr/lib/pg-mptcp/pg-mptcp-subflow.bpf.o" ||
@@ -221,17 +223,20 @@ deb_failover_package() {
 	llvm-strip -g "$root/usr/lib/pg-mptcp/pg-mptcp-subflow.bpf.o"
 	chmod 644 "$root/usr/lib/pg-mptcp/pg-mptcp-subflow.bpf.o"
 	arch=$(dpkg --print-architecture)
-	install -m 755 "$g/host-setup" "$root/usr/sbin/pg-mptcp-host-setup"
-	install -m 755 "$g/mend-paths" "$root/usr/sbin/pg-mptcp-mend-paths"
-	install -m 755 "$g/paths" "$root/usr/sbin/pg-mptcp-paths"
-	# (the guide's files name /usr/local/sbin, where a DBA copies them by hand)
-	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/mend-paths.service" >"$root/usr/lib/systemd/system/pg-mptcp-mend-paths.service"
-	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/paths.service" >"$root/usr/lib/systemd/system/pg-mptcp-paths.service"
-	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/failover-status.service" >"$root/usr/lib/systemd/system/pg-mptcp-failover-status.service"
-	install -m 644 "$g/failover-status.timer" "$root/usr/lib/systemd/system/pg-mptcp-failover-status.timer"
-	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$g/systemd-dropin.conf" >"$root/usr/lib/systemd/system/postgresql@.service.d/pg-mptcp-failover.conf"
-	install -m 644 "$g/sysctl.conf" "$root/usr/lib/sysctl.d/60-pg-mptcp-failover.conf"
-	install -m 644 "$g/paths.conf" "$root/etc/pg-mptcp/paths.conf"
+	install -m 755 "$h/host-setup" "$root/usr/sbin/pg-mptcp-host-setup"
+	install -m 755 "$h/mend-paths" "$root/usr/sbin/pg-mptcp-mend-paths"
+	install -m 755 "$h/paths" "$root/usr/sbin/pg-mptcp-paths"
+	# (in /usr/bin: a monitoring agent's user runs it too)
+	install -m 755 "$h/check" "$root/usr/bin/pg-mptcp-check"
+	# (host/'s units name /usr/local/sbin, where a DBA copies the programs by
+	# hand: guide/failover.md)
+	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$h/mend-paths.service" >"$root/usr/lib/systemd/system/pg-mptcp-mend-paths.service"
+	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$h/paths.service" >"$root/usr/lib/systemd/system/pg-mptcp-paths.service"
+	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$h/failover-status.service" >"$root/usr/lib/systemd/system/pg-mptcp-failover-status.service"
+	install -m 644 "$h/failover-status.timer" "$root/usr/lib/systemd/system/pg-mptcp-failover-status.timer"
+	sed 's|/usr/local/sbin/|/usr/sbin/|g' "$h/systemd-dropin.conf" >"$root/usr/lib/systemd/system/postgresql@.service.d/pg-mptcp-failover.conf"
+	install -m 644 "$h/sysctl.conf" "$root/usr/lib/sysctl.d/60-pg-mptcp-failover.conf"
+	install -m 644 "$h/paths.conf" "$root/etc/pg-mptcp/paths.conf"
 	install -m 644 "$g/primary.conf" "$g/standby.conf" "$g/sysctl-host-wide.conf" "$root/usr/share/doc/$pkg/examples/"
 	install -m 644 "$TOP/LICENSE" "$root/usr/share/doc/$pkg/copyright"
 	# (the program's source, GPL: beside the object it was built into)
@@ -243,7 +248,7 @@ deb_failover_package() {
 	Version: $ver
 	Architecture: $arch
 	Maintainer: $DEB_MAINTAINER
-	Depends: python3, iproute2, bpftool, mount
+	Depends: python3, iproute2, bpftool, mount, postgresql-common
 	Section: database
 	Priority: optional
 	Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
@@ -255,7 +260,8 @@ deb_failover_package() {
 	 kernel, and bounds a connection attempt on a dead address
 	 (pg-mptcp-host-setup, run before each cluster starts). pg-mptcp-mend-paths gives a connection back a path that
 	 comes back; pg-mptcp-paths sets the MPTCP limits and endpoints of
-	 /etc/pg-mptcp/paths.conf at every boot.
+	 /etc/pg-mptcp/paths.conf at every boot. pg-mptcp-check tells, with a
+	 monitoring plugin's exit status, whether all of it is in place.
 	EOF
 	cat >"$root/DEBIAN/postinst" <<-'EOF'
 	#!/bin/sh
@@ -285,7 +291,7 @@ deb_failover_package() {
 	#!/bin/sh
 	set -e
 	if [ "$1" = remove ] && [ -d /run/systemd/system ] && command -v deb-systemd-invoke >/dev/null; then
-		deb-systemd-invoke stop pg-mptcp-mend-paths.service pg-mptcp-failover-status.timer >/dev/null || true
+		deb-systemd-invoke stop pg-mptcp-mend-paths.service pg-mptcp-failover-status.timer pg-mptcp-failover-status.service >/dev/null || true
 	fi
 	# the program leaves with the package, from every cgroup this host's
 	# pg-mptcp-host-setup attached it to (/run/pg-mptcp/attached)
@@ -307,6 +313,40 @@ deb_failover_package() {
 	dpkg-deb --root-owner-group -Zxz --build "$root" "$out/${pkg}_${ver}_${arch}.deb" >/dev/null ||
 		{ rm -rf "$root"; die "dpkg-deb could not build $pkg"; }
 	rm -rf "$root"
+}
+
+# ---- make deb-rebuild: a build machine's timer runs it.  fetch picks the
+# newest version of the source that the archive serves (archive.sh); when
+# the repository's server package is already that version, nothing happens.
+# Otherwise make deb builds and signs it, and DEB_PUBLISH (a directory that
+# a web server serves, or that is copied to the hosts) gets the new
+# repository in one rename.  Hosts then take it with apt upgrade;
+# pg-mptcp-check warns on them meanwhile.
+cmd_deb_rebuild() {
+	deb_need_debian_major
+	mkdir -p "$DEB_DIR"
+	cmd_fetch
+	local built= f
+	f=$(ls "$DEB_REPO/postgresql-${MAJOR_NUMBER}_"*.deb 2>/dev/null | head -1 || true)
+	[ -z "$f" ] || built=$(dpkg-deb -f "$f" Version)
+	if [ "$built" = "$DEB_VERSION" ]; then
+		note "$DEB_REPO has $DEB_VERSION, built from the newest source the archive serves: nothing to do"
+	else
+		note "the archive serves $PG_DEBIAN_VERSION; the repository has ${built:-nothing}: make deb"
+		cmd_deb
+	fi
+	[ -n "${DEB_PUBLISH:-}" ] || return 0
+	case $DEB_PUBLISH in /*) ;; *) die "DEB_PUBLISH=$DEB_PUBLISH: an absolute path" ;; esac
+	if [ -f "$DEB_PUBLISH/InRelease" ] && cmp -s "$DEB_REPO/InRelease" "$DEB_PUBLISH/InRelease"; then
+		return 0
+	fi
+	rm -rf "$DEB_PUBLISH.new" "$DEB_PUBLISH.old"
+	cp -a "$DEB_REPO" "$DEB_PUBLISH.new"
+	chmod -R a+rX "$DEB_PUBLISH.new"
+	[ ! -e "$DEB_PUBLISH" ] || mv "$DEB_PUBLISH" "$DEB_PUBLISH.old"
+	mv "$DEB_PUBLISH.new" "$DEB_PUBLISH"
+	rm -rf "$DEB_PUBLISH.old"
+	note "published $DEB_REPO to $DEB_PUBLISH"
 }
 
 # ---- make deb-repo (and the end of make deb): a signed apt repository of

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # host-tools: what pg-mptcp-failover ships beside PostgreSQL that needs a
 # build: the sock_ops program of host/ (clang -target bpf, libbpf's
-# headers), which guide/failover/host-setup loads with bpftool.
+# headers), which host/host-setup loads with bpftool.
 # Part of tools/workspace (sourced by it; see that file for the layout).
 
 HOST_APT_PACKAGES="clang llvm libbpf-dev bpftool linux-libc-dev"
@@ -57,7 +57,7 @@ cmd_check_host_setup() {
 	fi
 	cmd_host_tools
 	rm -rf "$out"
-	bash "$TOP/host/tests/host-setup.sh" "$TOP/guide/failover/host-setup" "$TOP/src/test/mptcp/lab.sh" "$out" >"$TOP/.work/host/test.log" 2>&1 || rc=$?
+	bash "$TOP/host/tests/host-setup.sh" "$TOP/host/host-setup" "$TOP/src/test/mptcp/lab.sh" "$out" >"$TOP/.work/host/test.log" 2>&1 || rc=$?
 	cat "$TOP/.work/host/test.log" >&2
 	if grep -q '^host-setup test: skipped' "$TOP/.work/host/test.log"; then
 		echo "host-setup's program on $(uname -r): $(sed -n 's/^host-setup test: //p' "$TOP/.work/host/test.log")"
@@ -84,15 +84,15 @@ host_setup_in_guest() {
 	kvm=$(kernels_kvm_option "$vmlinuz")
 	run=$KERNELS_DIR/$name/host-setup-test
 	rm -rf "$run"
-	mkdir -p "$run/top/host" "$run/top/guide/failover" "$run/top/src/test/mptcp"
+	mkdir -p "$run/top/host" "$run/top/src/test/mptcp"
 	cp -r "$TOP/host/tests" "$run/top/host/"
-	cp "$TOP/guide/failover/host-setup" "$run/top/guide/failover/"
+	cp "$TOP/host/host-setup" "$run/top/host/"
 	cp "$TOP/src/test/mptcp/lab.sh" "$run/top/src/test/mptcp/"
 	cp "$HOST_BPF_OBJECT" "$run/top/host/"
 	note "kernel $name: booting $(basename "$vmlinuz") ${kvm:-with KVM} for host/tests/host-setup.sh"
 	timeout "${KERNEL_BOOT_TIMEOUT:-1800}" "${VNG[@]}" -r "$vmlinuz" $kvm \
 		--memory "${KERNELS_MEMORY:-3G}" --cpus 2 --user root --rwdir "$run" $(kernels_boot_options "$name") \
-		--exec "HOST_SETUP_TEST_TIMEOUT=900 PG_MPTCP_BPF_OBJECT=$run/top/host/$(basename "$HOST_BPF_OBJECT") bash $run/top/host/tests/host-setup.sh $run/top/guide/failover/host-setup $run/top/src/test/mptcp/lab.sh $run/out >$run/test.log 2>&1; echo \$? >$run/rc" \
+		--exec "HOST_SETUP_TEST_TIMEOUT=900 PG_MPTCP_BPF_OBJECT=$run/top/host/$(basename "$HOST_BPF_OBJECT") bash $run/top/host/tests/host-setup.sh $run/top/host/host-setup $run/top/src/test/mptcp/lab.sh $run/out >$run/test.log 2>&1; echo \$? >$run/rc" \
 		>"$run/vng.log" 2>&1 || true
 	cat "$run/test.log" >&2 2>/dev/null || true
 	if [ ! -f "$run/rc" ]; then

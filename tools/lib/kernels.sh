@@ -391,15 +391,14 @@ kernels_bench() {
 	# which the guest does not see, and each directory mounted is a boot
 	# parameter, of which the kernel takes few ("Too many boot env vars").
 	mkdir -p "$run/top/src/test" "$run/top/tools/lib"
-	cp -r "$TOP/bench" "$TOP/guide" "$run/top/"
+	cp -r "$TOP/bench" "$TOP/guide" "$TOP/host" "$run/top/"
 	cp -r "$TOP/src/test/mptcp" "$run/top/src/test/"
 	cp "$TOP/tools/lib/kernels-guest-bench.sh" "$run/top/tools/lib/"
 	# the settings, as the guest's script reads them back (host-setup from
 	# the copy)
 	(for v in $(compgen -e | grep -E '^BENCH_'); do declare -p "$v"; done) | sed 's/^declare -x/export/' >"$run/settings"
 	if [ -n "${BENCH_HOST_SETUP:-}" ] && [ "$BENCH_HOST_SETUP" != none ]; then
-		echo "export BENCH_HOST_SETUP=$run/top/guide/failover/$(basename "$BENCH_HOST_SETUP")" >>"$run/settings"
-		mkdir -p "$run/top/host"
+		echo "export BENCH_HOST_SETUP=$run/top/host/$(basename "$BENCH_HOST_SETUP")" >>"$run/settings"
 		cp "$PG_MPTCP_BPF_OBJECT" "$run/top/host/"
 		echo "export PG_MPTCP_BPF_OBJECT=$run/top/host/$(basename "$PG_MPTCP_BPF_OBJECT")" >>"$run/settings"
 	fi

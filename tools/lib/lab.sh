@@ -50,7 +50,7 @@ run_in_lab() {
   check 'sysctl kernel.unprivileged_userns_clone' / user.max_user_namespaces"
 	local rc=0 cg=
 	# BENCH_HOST_SETUP=CMD: what a package sets up on a host beside
-	# PostgreSQL (guide/failover/host-setup), run as root on a cgroup v2
+	# PostgreSQL (host/host-setup), run as root on a cgroup v2
 	# directory of its own; the whole lab runs in that cgroup, so that a
 	# program CMD attaches there sees the lab's servers and their subflows.
 	if [ -n "${BENCH_HOST_SETUP:-}" ] && [ "$BENCH_HOST_SETUP" != none ]; then
@@ -112,7 +112,7 @@ cmd_bench() {
 	# guide's host-setup too (the other modes of the run go without it),
 	# with its program built from host/
 	if [ "${BENCH_SCENARIOS:-}" = failover-stall ] && [[ " ${BENCH_STALL_MODES:-} " == *" mptcp_guide "* ]]; then
-		export BENCH_HOST_SETUP=${BENCH_HOST_SETUP:-$TOP/guide/failover/host-setup}
+		export BENCH_HOST_SETUP=${BENCH_HOST_SETUP:-$TOP/host/host-setup}
 	fi
 	[ -z "${BENCH_HOST_SETUP:-}" ] || [ "$BENCH_HOST_SETUP" = none ] || cmd_host_tools
 	if [ -n "${BENCH_KERNEL:-}" ]; then

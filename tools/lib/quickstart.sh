@@ -83,13 +83,13 @@ cmd_deb_test_quickstart() {
 	return $rc
 }
 
-# quickstart_fenced MARK: the fenced block after README.md's
+# quickstart_fenced MARK: the fenced block after README.md's (QS_PAGE's)
 # "<!-- quickstart: MARK -->" line, as it stands
 quickstart_fenced() {
 	awk -v mark="$1" '
 		$0 == "<!-- quickstart: " mark " -->" { want = 1; next }
 		want && /^```/ { if (inside) { want = 0; inside = 0 } else inside = 1; next }
-		want && inside { print }' "$TOP/README.md"
+		want && inside { print }' "${QS_PAGE:-$TOP/README.md}"
 }
 
 # quickstart_block ROLE [standby]: the README's block(s) of that role, as
@@ -114,6 +114,7 @@ quickstart_output() {
 		sed -E -e 's/10\.([12])\.0\.([12])/198.18.\1.\2/g' -e 's/dev eth0/dev sv1/g' -e 's/dev eth1/dev sv2/g' \
 			-e "s/[0-9]+\.[0-9]+-[^[:space:]]*\+mptcp[0-9]+[^[:space:]]*/$DEB_VERSION/" \
 			-e "s/^postgresql-[0-9]+([[:space:]])/postgresql-$MAJOR_NUMBER\1/" \
+			-e "s#(^|[^0-9./])1[5-9]/main#\1$MAJOR_NUMBER/main#g" -e "s/ postgresql-1[5-9]([: ])/ postgresql-$MAJOR_NUMBER\1/g" \
 			-e 's/^(pg-mptcp-failover[[:space:]]+).*/\1.../'
 }
 
@@ -122,12 +123,14 @@ quickstart_test_run() {
 	local lab_sh=$TOP/src/test/mptcp/lab.sh role pw=quickstart-Secret-1
 	deb_harness deb-test-quickstart quickstart_cleanup tools/lib/quickstart.sh
 	deb_mount_all "$RB"
-	for role in copy each-host each-host-settings primary standby check synchronous cut restore health; do
+	for role in copy each-host each-host-settings primary standby check synchronous cut restore pg-mptcp-check health; do
 		[ -n "$(quickstart_block "$role")" ] || fail "README.md has no quick-start block \"$role\""
 	done
-	for role in each-host each-host-settings primary check health "cut check" "cut health" "restore mend-paths"; do
+	for role in each-host each-host-settings primary check health "cut check" "cut health" "restore mend-paths" pg-mptcp-check; do
 		[ -n "$(quickstart_output "$role")" ] || fail "README.md shows no output for \"$role\""
 	done
+	[ -n "$(QS_PAGE=$TOP/guide/going-back.md quickstart_block "going-back failover")" ] ||
+		fail "guide/going-back.md has no block \"going-back failover\""
 	# shown NAME ROLE FILE: FILE has the output the README shows for ROLE
 	shown() {
 		local want=$QUICKSTART_DIR/shown-${2// /-}.txt
@@ -153,8 +156,10 @@ quickstart_test_run() {
 	done
 	echo "# copy, from the build machine: ssh root@HOST -> chroot HOST"
 	quickstart_block copy | sed -e "s|^for h in .*; do\$|for h in $R $RB; do|" \
-		-e 's|ssh root@\$h |chroot $h sh -c |' -e "s|tar -C \.work/[^ ]* |tar -C $DEB_REPO |" >"$QUICKSTART_DIR/copy.sh"
-	(cd "$TOP" && bash -ex "$QUICKSTART_DIR/copy.sh") >"$QUICKSTART_DIR/copy.log" 2>&1 || fail "the copy block (log: $QUICKSTART_DIR/copy.log)"
+		-e 's|ssh root@\$h |chroot $h sh -c |' -e "s|^REPO=[^ ]*|REPO=$DEB_REPO|" >"$QUICKSTART_DIR/copy.sh"
+	# (from a directory other than the checkout, in a shell of its own)
+	(cd / && env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root bash -ex "$QUICKSTART_DIR/copy.sh") >"$QUICKSTART_DIR/copy.log" 2>&1 ||
+		fail "the copy block (log: $QUICKSTART_DIR/copy.log)"
 	for h in "$R" "$RB"; do
 		[ -f "$h/srv/pg-mptcp/InRelease" ] && [ -f "$h/srv/pg-mptcp/pg-mptcp.pref" ] &&
 			ok "copy: the repository's files in $h/srv/pg-mptcp" || fail "copy: no InRelease or pg-mptcp.pref in $h/srv/pg-mptcp"
@@ -186,6 +191,43 @@ quickstart_test_run() {
 	psql_standby() { "$lab_sh" client "$lab" chroot "$RB" runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 	sysctl_primary() { nsenter -t "$srv" -n cat "/proc/sys/$1"; }
 	sysctl_standby() { "$lab_sh" client "$lab" cat "/proc/sys/$1"; }
+	# newer_debian ROOT: the versions of postgresql-$V newer than the
+	# installed one (ours) that apt lists there and that are not ours:
+	# pg-mptcp-check warns about them, rightly
+	newer_debian() {
+		local inst v
+		inst=$(chroot "$1" dpkg-query -W -f='${Version}' "postgresql-$V")
+		chroot "$1" apt-cache policy "postgresql-$V" | sed -nE 's/^ +(\*\*\* )?([^ ]+) -?[0-9]+$/\2/p' |
+			while read -r v; do
+				case $v in *+mptcp*) continue ;; esac
+				! dpkg --compare-versions "$v" gt "$inst" || echo "$v"
+			done
+	}
+	# check_expect WHAT SIDE RC [PATTERN...]: pg-mptcp-check (the README's
+	# block) on SIDE exits RC, and the lines it prints that are not OK are
+	# exactly one per PATTERN (grep -E), besides the warning about a newer
+	# Debian version where apt lists one (RC 0 is then 1).  The output stays
+	# in check-SIDE-WHAT.out.
+	local check_out
+	check_expect() {
+		local what=$1 side=$2 want=$3 rc=0 p allowed faults
+		shift 3
+		check_out=$QUICKSTART_DIR/check-$side-${what// /-}.out
+		on_$side "$(quickstart_block pg-mptcp-check)" </dev/null >"$check_out" 2>&1 || rc=$?
+		allowed='^$'
+		if [ -n "$(newer_debian "$([ "$side" = primary ] && echo "$R" || echo "$RB")")" ]; then
+			allowed="^WARNING: postgresql-$V: Debian serves "
+			[ "$want" != 0 ] || want=1
+		fi
+		faults=$(grep -E '^(WARNING|CRITICAL|UNKNOWN): ' "$check_out" | grep -vE "$allowed" || true)
+		for p in "$@"; do
+			printf '%s\n' "$faults" | grep -qE "$p" || fail "pg-mptcp-check, $what, on the $side: no line like '$p' (output: $check_out)"
+		done
+		p=$(printf '%s\n' "$faults" | grep -c . || true)
+		[ "$p" = $# ] || fail "pg-mptcp-check, $what, on the $side: $p finding(s) other than OK, expected $# (output: $check_out)"
+		[ "$rc" = "$want" ] || fail "pg-mptcp-check, $what, on the $side: exit status $rc, expected $want (output: $check_out)"
+		ok "pg-mptcp-check, $what, on the $side: exit $rc${*:+, naming: $(printf '%s\n' "$faults" | cut -c1-90 | paste -sd'|')}"
+	}
 
 	echo "# each-host, on the primary"
 	install_on "$R" "$(quickstart_block each-host)" >"$QUICKSTART_DIR/primary-install.log" 2>&1 ||
@@ -218,12 +260,19 @@ quickstart_test_run() {
 	expect "standby: libpq5 from our repository" "$(chroot "$RB" dpkg-query -W -f='${Version}' libpq5)" "$DEB_VERSION"
 	start_pre "$RB" standby >>"$QUICKSTART_DIR/standby-install.log" 2>&1 || fail "the drop-in's ExecStartPre on the standby (log: $QUICKSTART_DIR/standby-install.log)"
 	on_standby "pg_ctlcluster $V main start" </dev/null >>"$QUICKSTART_DIR/standby-install.log" 2>&1 || fail "starting the standby's cluster"
-	echo "# each-host-settings, on the primary and on the standby"
+	echo "# each-host-settings, on the primary and on the standby (which preloads a library already: mptcpinfo is added to it)"
+	chroot "$RB" pg_conftool "$V" main set shared_preload_libraries pg_stat_statements
 	on_primary "$(quickstart_block each-host-settings)" </dev/null >"$QUICKSTART_DIR/primary-settings.log" 2>&1 ||
 		fail "the each-host-settings block on the primary (log: $QUICKSTART_DIR/primary-settings.log)"
 	on_standby "$(quickstart_block each-host-settings standby)" </dev/null >"$QUICKSTART_DIR/standby-settings.log" 2>&1 ||
 		fail "the each-host-settings block on the standby (log: $QUICKSTART_DIR/standby-settings.log)"
 	shown "each-host-settings, on the primary" each-host-settings "$QUICKSTART_DIR/primary-settings.log"
+	# (run again, as a DBA may: it adds nothing twice)
+	on_primary "$(quickstart_block each-host-settings)" </dev/null >"$QUICKSTART_DIR/primary-settings-again.log" 2>&1 ||
+		fail "the each-host-settings block again on the primary (log: $QUICKSTART_DIR/primary-settings-again.log)"
+	expect "each-host-settings run twice: pg_hba has the replication lines once, from A1 and A2" \
+		"$(grep '^host replication replicator' "$R/etc/postgresql/$V/main/pg_hba.conf" | paste -sd'|')" \
+		"host replication replicator 198.18.1.0/24 scram-sha-256|host replication replicator 198.18.2.0/24 scram-sha-256"
 	echo "# pg-mptcp-mend-paths on both hosts, as its unit runs it"
 	nsenter -t "$srv" -n chroot "$R" "${sh_env[@]}" /usr/sbin/pg-mptcp-mend-paths >"$QUICKSTART_DIR/primary-mend-paths.log" 2>&1 &
 	QS_MENDERS="$!"
@@ -233,7 +282,7 @@ quickstart_test_run() {
 	for side in primary standby; do
 		if [ $side = primary ]; then own1=198.18.1.1 own2=198.18.2.1; else own1=198.18.1.2 own2=198.18.2.2; fi
 		expect "$side: listen_mptcp" "$(psql_$side -c 'SHOW listen_mptcp')" on
-		expect "$side: mptcpinfo preloaded" "$(psql_$side -c 'SHOW shared_preload_libraries')" mptcpinfo
+		expect "$side: mptcpinfo preloaded" "$(psql_$side -c 'SHOW shared_preload_libraries')" "$([ $side = primary ] && echo mptcpinfo || echo pg_stat_statements,mptcpinfo)"
 		expect "$side: listen_addresses names the host's addresses" "$(psql_$side -c 'SHOW listen_addresses')" "localhost,$own1,$own2"
 		expect "$side: wal_sender_timeout, wal_receiver_timeout, wal_retrieve_retry_interval (guide/failover)" \
 			"$(psql_$side -c "SELECT string_agg(setting, ' ' ORDER BY name) FROM pg_settings WHERE name IN ('wal_sender_timeout', 'wal_receiver_timeout', 'wal_retrieve_retry_interval')")" "5000 1000 5000"
@@ -333,6 +382,7 @@ quickstart_test_run() {
 	expect "cut: the README's health check shows the replica" "$(psql_primary -c "$(quickstart_block health)" | cut -d'|' -f2)" standby1
 	psql_shown check cut-check.out
 	shown "cut: check" "cut check" "$QUICKSTART_DIR/cut-check.out"
+	check_expect "path 1 cut" primary 1 "^WARNING: $V/main: walsender standby1 \(198\.18\.1\.2\): streaming, sync, 1 subflow\(s\) for 2 paths"
 	psql_shown health cut-health.out
 	shown "cut: health" "cut health" "$QUICKSTART_DIR/cut-health.out"
 
@@ -357,10 +407,76 @@ quickstart_test_run() {
 			fail "$side: host-setup's program watched no subflow (--status: ${st:-nothing attached})"
 	done
 
+	echo "# pg-mptcp-check, the quick start's last step, on both hosts"
+	check_expect "all in place" primary 0
+	if [ -n "$(newer_debian "$R")" ]; then
+		echo "# apt lists postgresql-$V $(newer_debian "$R" | paste -sd' '), newer than ours: the check warns (its first and last lines aside, the output README.md shows)"
+		quickstart_output pg-mptcp-check | sed '1d;$d' >"$QUICKSTART_DIR/shown-pg-mptcp-check.txt"
+		python3 "$TOP/tools/lib/shown_output.py" "$QUICKSTART_DIR/shown-pg-mptcp-check.txt" "$check_out" &&
+			ok "pg-mptcp-check on the primary: the output README.md shows" ||
+			fail "pg-mptcp-check on the primary: not the output README.md shows (got: $check_out)"
+	else
+		shown "pg-mptcp-check on the primary" pg-mptcp-check "$check_out"
+	fi
+	check_expect "all in place" standby 0
+	# (a member of pg_monitor without root: the attachment from the status
+	# file, which pg-mptcp-failover-status.timer's service writes)
+	local status_unit=/usr/lib/systemd/system/pg-mptcp-failover-status.service
+	local status_exec
+	status_exec=$(sed -n 's/^ExecStart=//p' "$R$status_unit")
+	[ -n "$status_exec" ] || fail "$status_unit has no ExecStart line"
+	# shellcheck disable=SC2086 # the line's words
+	chroot "$R" "${sh_env[@]}" $status_exec || [ $? = 1 ] || fail "$status_unit's ExecStart"
+	local rc=0
+	on_primary "runuser -u postgres -- pg-mptcp-check" </dev/null >"$QUICKSTART_DIR/check-primary-postgres.out" 2>&1 || rc=$?
+	grep -q "^OK: $V/main: failover program on the postmaster's cgroup .*/run/pg-mptcp/failover-status" "$QUICKSTART_DIR/check-primary-postgres.out" &&
+		[ "$rc" = "$(grep -qE '^(WARNING|CRITICAL|UNKNOWN)' "$QUICKSTART_DIR/check-primary-postgres.out" && echo 1 || echo 0)" ] &&
+		! grep -qE '^(CRITICAL|UNKNOWN)' "$QUICKSTART_DIR/check-primary-postgres.out" &&
+		ok "pg-mptcp-check as postgres (no root): the program's attachment from the status file, exit $rc" ||
+		fail "pg-mptcp-check as postgres: exit $rc (output: $QUICKSTART_DIR/check-primary-postgres.out)"
+
+	echo "# faults: pg-mptcp-check names each"
+	chroot "$R" "${sh_env[@]}" /usr/sbin/pg-mptcp-host-setup --remove "$QS_CGROUP/primary"
+	check_expect "program detached" primary 2 "^CRITICAL: $V/main: failover program not attached to the postmaster's cgroup /pg-mptcp-quickstart\.[0-9]+/primary: "
+	start_pre "$R" primary >>"$QUICKSTART_DIR/faults.log" 2>&1 || fail "the drop-in's ExecStartPre on the primary, again (log: $QUICKSTART_DIR/faults.log)"
+	check_expect "program attached again" primary 0
+	local mender=${QS_MENDERS%% *}
+	kill "$mender"
+	for _ in $(seq 1 50); do kill -0 "$mender" 2>/dev/null || break; sleep 0.1; done
+	! kill -0 "$mender" 2>/dev/null || fail "the primary's mend-paths (pid $mender) did not stop"
+	check_expect "mend-paths stopped" primary 1 "^WARNING: pg-mptcp-mend-paths is not running: "
+	nsenter -t "$srv" -n chroot "$R" "${sh_env[@]}" /usr/sbin/pg-mptcp-mend-paths >>"$QUICKSTART_DIR/primary-mend-paths.log" 2>&1 &
+	QS_MENDERS="$! ${QS_MENDERS#* }"
+	# (until the process is python's, past nsenter and chroot)
+	for _ in $(seq 1 50); do
+		tr '\0' ' ' <"/proc/${QS_MENDERS%% *}/cmdline" | grep -q '^[^ ]*python3 /usr/sbin/pg-mptcp-mend-paths' && break
+		sleep 0.1
+	done
+	check_expect "mend-paths running again" primary 0
+	echo "# a newer Debian minor in the archive (simulated: a repository of the test's with postgresql-$V $V.99-1): the check warns"
+	local fake=$QUICKSTART_DIR/fake-debian
+	rm -rf "$fake" "$R/srv/fake-debian"
+	mkdir -p "$fake/pkg/DEBIAN" "$R/srv/fake-debian"
+	printf 'Package: postgresql-%s\nVersion: %s.99-1\nArchitecture: all\nMaintainer: deb-test-quickstart <root@localhost>\nDescription: a newer Debian minor, simulated\n' "$V" "$V" >"$fake/pkg/DEBIAN/control"
+	dpkg-deb --root-owner-group --build "$fake/pkg" "$R/srv/fake-debian/postgresql-${V}_$V.99-1_all.deb" >/dev/null
+	(cd "$R/srv/fake-debian" && apt-ftparchive packages . >Packages 2>/dev/null)
+	echo "deb [trusted=yes] file:/srv/fake-debian ./" >"$R/etc/apt/sources.list.d/fake-debian.list"
+	chroot "$R" apt-get update -q -o Dir::Etc::sourcelist=sources.list.d/fake-debian.list -o Dir::Etc::sourceparts=- \
+		-o APT::Get::List-Cleanup=0 >>"$QUICKSTART_DIR/faults.log" 2>&1 || fail "apt-get update of the simulated archive (log: $QUICKSTART_DIR/faults.log)"
+	rc=0
+	on_primary pg-mptcp-check </dev/null >"$QUICKSTART_DIR/check-primary-newer.out" 2>&1 || rc=$?
+	grep -qF "WARNING: postgresql-$V: Debian serves $V.99-1, newer than ours ($DEB_VERSION)" "$QUICKSTART_DIR/check-primary-newer.out" && [ "$rc" = 1 ] &&
+		ok "pg-mptcp-check, a newer Debian minor: exit 1, naming postgresql-$V $V.99-1" ||
+		fail "pg-mptcp-check, a newer Debian minor: exit $rc, no warning naming $V.99-1 (output: $QUICKSTART_DIR/check-primary-newer.out)"
+	rm -rf "$R/etc/apt/sources.list.d/fake-debian.list" "$R/srv/fake-debian" "$R"/var/lib/apt/lists/_srv_fake-debian_* "$R"/var/cache/apt/*.bin
+	[ -z "$(newer_debian "$R" | grep -Fx "$V.99-1" || true)" ] || fail "apt still lists the simulated $V.99-1"
+
 	echo "# the standby restarted as at a reboot: MPTCP's limits and endpoints gone, pg-mptcp-paths.service sets them again"
 	on_standby "pg_ctlcluster $V main stop" </dev/null >>"$QUICKSTART_DIR/reboot.log" 2>&1 || fail "stopping the standby's cluster"
 	"$lab_sh" client "$lab" ip mptcp endpoint flush
 	"$lab_sh" client "$lab" ip mptcp limits set subflows 0 add_addr_accepted 0
+	# (and an endpoint that paths.conf does not say: pg-mptcp-paths changes it)
+	"$lab_sh" client "$lab" ip mptcp endpoint add 198.18.2.2 dev cv2 subflow
 	local unit=/usr/lib/systemd/system/pg-mptcp-paths.service exec_start
 	exec_start=$(sed -n 's/^ExecStart=//p' "$RB$unit")
 	[ -n "$exec_start" ] || fail "$unit has no ExecStart line"
@@ -369,6 +485,9 @@ quickstart_test_run() {
 	"$lab_sh" client "$lab" chroot "$RB" "${sh_env[@]}" $exec_start >>"$QUICKSTART_DIR/reboot.log" 2>&1 || fail "$unit's ExecStart (log: $QUICKSTART_DIR/reboot.log)"
 	expect "reboot: pg-mptcp-paths.service set the limits again" "$("$lab_sh" client "$lab" ip mptcp limits show | tr -s ' ' | sed 's/ $//')" "add_addr_accepted 4 subflows 4"
 	expect "reboot: and a signal endpoint on each address" "$("$lab_sh" client "$lab" ip mptcp endpoint show | grep -c -e "^198.18.1.2 .*signal" -e "^198.18.2.2 .*signal" || true)" 2
+	grep -q "^pg-mptcp-paths: endpoint 198.18.2.2 .*subflow.* changed to 198.18.2.2 dev cv2 signal" "$QUICKSTART_DIR/reboot.log" &&
+		ok "reboot: pg-mptcp-paths changed the endpoint that differed from paths.conf" ||
+		fail "reboot: pg-mptcp-paths did not say it changed 198.18.2.2's endpoint (log: $QUICKSTART_DIR/reboot.log)"
 	start_pre "$RB" standby >>"$QUICKSTART_DIR/reboot.log" 2>&1 || fail "the drop-in's ExecStartPre on the standby, again"
 	on_standby "pg_ctlcluster $V main start" </dev/null >>"$QUICKSTART_DIR/reboot.log" 2>&1 || fail "starting the standby's cluster again"
 	subflows_until -ge 2 60
@@ -406,17 +525,31 @@ quickstart_test_run() {
 	expect "after the reconnect: the standby's rows equal the primary's (count, checksum)" "$got" "$sum"
 	expect "600 rows after the copy, none lost" "$(psql_standby -c "SELECT count(*) FROM items WHERE id > 100000")" 600
 
-	echo "# apt purge pg-mptcp-failover on both hosts: the program leaves every cgroup"
-	local attached
-	for h in "$R" "$RB"; do
-		install_on "$h" "apt-get purge -y pg-mptcp-failover" >>"$QUICKSTART_DIR/purge.log" 2>&1 ||
-			fail "apt purge pg-mptcp-failover in $h (log: $QUICKSTART_DIR/purge.log)"
-	done
+	echo "# guide/going-back.md's steps for pg-mptcp-failover on both hosts: no program, endpoint, limit or sysctl of ours left"
+	local attached fresh
+	# (what the package's prerm has systemd do: mend-paths stops)
+	# shellcheck disable=SC2086
+	kill $QS_MENDERS 2>/dev/null || true
+	QS_MENDERS=
+	on_primary "$(QS_PAGE=$TOP/guide/going-back.md quickstart_block "going-back failover")" </dev/null >"$QUICKSTART_DIR/going-back-primary.log" 2>&1 ||
+		fail "guide/going-back.md's block on the primary (log: $QUICKSTART_DIR/going-back-primary.log)"
+	on_standby "$(QS_PAGE=$TOP/guide/going-back.md quickstart_block "going-back failover" standby)" </dev/null >"$QUICKSTART_DIR/going-back-standby.log" 2>&1 ||
+		fail "guide/going-back.md's block on the standby (log: $QUICKSTART_DIR/going-back-standby.log)"
 	attached=
 	for h in primary standby; do
 		bpftool cgroup show "$QS_CGROUP/$h" 2>/dev/null | grep -q pg_mptcp_ && attached="$attached $h"
 	done
-	expect "after apt purge: the program attached to neither host's cgroup" "$attached" ""
+	expect "after going back: the program attached to neither host's cgroup" "$attached" ""
+	# (a new network namespace has the kernel's own limits and sysctls)
+	fresh="$(unshare -n ip mptcp limits show | tr -s ' ' | sed 's/ $//') $(unshare -n cat /proc/sys/net/mptcp/add_addr_timeout) $(unshare -n cat /proc/sys/net/mptcp/blackhole_timeout 2>/dev/null || echo none)"
+	for side in primary standby; do
+		if [ $side = primary ]; then h=$R; else h=$RB; fi
+		expect "after going back, $side: no MPTCP endpoint" "$(if [ $side = primary ]; then nsenter -t "$srv" -n ip mptcp endpoint show; else "$lab_sh" client "$lab" ip mptcp endpoint show; fi)" ""
+		expect "after going back, $side: the kernel's own limits, add_addr_timeout and blackhole_timeout" \
+			"$(if [ $side = primary ]; then nsenter -t "$srv" -n ip mptcp limits show; else "$lab_sh" client "$lab" ip mptcp limits show; fi | tr -s ' ' | sed 's/ $//') $(sysctl_$side net/mptcp/add_addr_timeout) $(sysctl_$side net/mptcp/blackhole_timeout 2>/dev/null || echo none)" "$fresh"
+		expect "after going back, $side: pg-mptcp-failover purged, its files gone" \
+			"$({ chroot "$h" dpkg-query -W -f='${db:Status-Abbrev}' pg-mptcp-failover 2>/dev/null || true; } | tr -d ' ' | sed 's/^[up]n$//')$(ls -d "$h/etc/pg-mptcp" "$h/run/pg-mptcp" "$h/usr/lib/sysctl.d/60-pg-mptcp-failover.conf" "$h/usr/lib/systemd/system/postgresql@.service.d/pg-mptcp-failover.conf" 2>/dev/null || true)" ""
+	done
 	echo "deb-test-quickstart: PASS ($n checks: README.md's quick start, $PG_SOURCE_PACKAGE $DEB_VERSION, Debian $DEB_SUITE)"
 }
 

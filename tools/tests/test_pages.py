@@ -25,6 +25,9 @@ bench/results/**/*.md, and fails, naming file and line, when:
     how long the kernel takes depends on the kernel;
   - README.md's package table lacks a suite's kernel or the failover
     bound measured on it;
+  - one of the QUANTITIES below is given with two different figures on the
+    operator pages (each quantity has one answer, in one place; the check
+    proves on every run, on pages of its own, that it catches that);
   - bench/results (less what its .gitignore says the bench regenerates) is
     over 2 MB, or has a file over 2,000 lines.
 No network, no build: a second at most.  Usage: test_pages.py [TOP]
@@ -272,6 +275,69 @@ def check_package_table():
                 err("README.md", 0, f"the package table's row for {suite} lacks its kernel ({kernel}) or its failover bound")
 
 
+# The quantities the operator pages state, and the phrasings that state
+# them (the figure in group v).  A quantity given twice must be given with
+# the same figure; better, once, and linked to.
+QUANTITIES = [
+    ("how soon host-setup's program closes a dead path's subflow", [
+        r"(?P<v>about \d+(?:\.\d+)? s) after its data went unanswered",
+        r"shows a dead path for (?P<v>about (?:half )?a second|about \d+(?:\.\d+)? s|a few seconds)",
+        r"lasts until the subflow is closed, (?P<v>a few seconds at most|about (?:half )?a second|about \d+(?:\.\d+)? s)",
+        r"dead subflow (?:lingers|stays|is closed) (?:for |after |within )?(?P<v>about (?:half )?a second"
+        r"|about \d+(?:\.\d+)? s|\d+(?:\.\d+)? to \d+(?:\.\d+)? s|a few seconds(?: at most)?)",
+    ]),
+    ("how long the kernel's default SYN retries try a dead address", [
+        r"\(default (?P<v>about (?:2|two) minutes|about \d+ s|\d+ s)\)",
+        r"(?:kernel's default SYN retries|default SYN give-up|default of 6 SYN retries)[^.;()]{0,30}?"
+        r"(?P<v>about (?:2|two) minutes|about \d+ s|\d+ s)",
+        r"attempt on a dead first address lasted (?P<v>\d+ s)",
+        r"against (?P<v>about \d+ s) without the patch",
+    ]),
+]
+
+
+def quantity_errors(texts):
+    """texts: {page: [lines]}.  Errors for quantities given with two
+    different figures."""
+    out = []
+    for name, patterns in QUANTITIES:
+        seen = {}
+        for page, lines in texts.items():
+            fence, para, start = False, [], 0
+            for n, l in enumerate(lines + [""], 1):
+                if l.startswith("```"):
+                    fence = not fence
+                if fence or not l.strip():
+                    text = " ".join(para)
+                    for rx in patterns:
+                        for m in re.finditer(rx, text):
+                            v = m.group("v").replace("two minutes", "2 minutes")
+                            seen.setdefault(v, f"{page}:{start}")
+                    para = []
+                    continue
+                if not para:
+                    start = n
+                para.append(l.strip())
+        if len(seen) > 1:
+            out.append((name, seen))
+    return out
+
+
+def check_quantities():
+    texts = {p: read(p) for p in pages() if OPERATOR.match(p)}
+    for name, seen in quantity_errors(texts):
+        where = ", ".join(f"\"{v}\" at {at}" for v, at in sorted(seen.items(), key=lambda x: x[1]))
+        first = sorted(seen.values())[0]
+        err(first.split(":")[0], first.split(":")[1], f"{name}: {where}: give one figure, in one place, and link to it")
+    # (the check can fail: two figures for one quantity, on pages of its own)
+    clash = {"a.md": ["With host-setup, query 2 shows a dead path for about a second."],
+             "b.md": ["Two timeouts in a row: about 0.6 s after its data went unanswered."]}
+    agree = {"a.md": ["A new connection gives up after about 7 s (default about 2 minutes)."],
+             "b.md": ["", "It tries a dead address for the kernel's default SYN retries: about two minutes."]}
+    if len(quantity_errors(clash)) != 1 or quantity_errors(agree):
+        err("tools/tests/test_pages.py", 0, "the quantities check does not tell two figures from one")
+
+
 def resolve_name(page, name):
     for cand in (os.path.join(os.path.dirname(page), name), name, "guide/" + name):
         cand = os.path.normpath(cand)
@@ -315,6 +381,7 @@ def main():
         check_page(p)
     results = check_results()
     check_figures()
+    check_quantities()
     check_package_table()
     counted = []
     for name, suite in SUITE_PATHS.items():
