@@ -41,7 +41,6 @@
 #include "mptcp_subflows.h"
 #include "storage/condition_variable.h"
 #include "storage/proc.h"
-#include "storage/procarray.h"
 #include "storage/procsignal.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
@@ -63,7 +62,7 @@ opened_sockets(int *nrecorded)
 {
 	HTAB	   *by_inode = NULL;
 	HASHCTL		ctl;
-	SlotCopy	copy;
+	MptcpSlotCopy copy;
 
 	*nrecorded = 0;
 	ctl.keysize = sizeof(uint64);
@@ -71,7 +70,7 @@ opened_sockets(int *nrecorded)
 	ctl.hcxt = CurrentMemoryContext;
 	for (int s = 0; s < mptcp_report_shared->nslots; s++)
 	{
-		ReportSlot *slot = &mptcp_report_shared->slots[s];
+		MptcpReportSlot *slot = &mptcp_report_shared->slots[s];
 
 		/* (a glance first: most processes opened nothing) */
 		if (slot->written.opened_pid == 0)
@@ -107,11 +106,24 @@ opened_families(PgBackendStatus *beentry)
 }
 
 /* a backend of the snapshot, by pid */
-typedef struct PidEntry
+typedef struct MptcpPidEntry
 {
 	int			pid;
 	int			index;			/* of its backend status entry */
-} PidEntry;
+} MptcpPidEntry;
+
+/* an empty table of MptcpPidEntry by pid, for about n of them */
+static HTAB *
+pid_table(int n)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(int);
+	ctl.entrysize = sizeof(MptcpPidEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	return hash_create("mptcpinfo pids", Max(n, 16), &ctl,
+					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
 
 /*
  * Give each backend of the snapshot the connections of "diag" that it
@@ -125,31 +137,26 @@ claim_opened(MptcpDiag *diag, PgBackendStatus **backends, int num_backends,
 	int			nrecorded;
 	HTAB	   *by_inode;
 	HTAB	   *by_pid;
-	HASHCTL		ctl;
 	ListCell   *lc;
 
 	if (mptcp_report_shared == NULL)
 		return -1;
 	if ((by_inode = opened_sockets(&nrecorded)) == NULL)
 		return nrecorded;
-	ctl.keysize = sizeof(int);
-	ctl.entrysize = sizeof(PidEntry);
-	ctl.hcxt = CurrentMemoryContext;
-	by_pid = hash_create("mptcpinfo pids", Max(num_backends, 16), &ctl,
-						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	by_pid = pid_table(num_backends);
 	for (int i = 1; i <= num_backends; i++)
 	{
 		PgBackendStatus *beentry = backends[i];
 
 		if (beentry->st_procpid != 0)
-			((PidEntry *) hash_search(by_pid, &beentry->st_procpid,
-									  HASH_ENTER, NULL))->index = i;
+			((MptcpPidEntry *) hash_search(by_pid, &beentry->st_procpid,
+										   HASH_ENTER, NULL))->index = i;
 	}
 	foreach(lc, diag->conns)
 	{
 		MptcpConn  *c = lfirst(lc);
 		MptcpOpenedSocket *o;
-		PidEntry   *p;
+		MptcpPidEntry *p;
 
 		/* (inode 0: an orphan, closing after its process let it go) */
 		if (c->pid != 0 || c->inode == 0 ||
@@ -162,19 +169,32 @@ claim_opened(MptcpDiag *diag, PgBackendStatus **backends, int num_backends,
 	return nrecorded;
 }
 
-/* the slot of a server process, or -1 */
-static int
-pid_slot(int pid)
+/*
+ * The slots of the server processes "pids" (-1 for one that has exited), in
+ * one pass over the processes (a slot is its process's number), without a
+ * lock: a pid is read whole, and the asker checks it again as it asks
+ * (SendProcSignal(), take_answer()).
+ */
+static void
+pid_slots(int npids, const int *pids, int *slots)
 {
-	PGPROC	   *proc = BackendPidGetProc(pid);
-	int			procno;
+	HTAB	   *by_pid = pid_table(npids);
 
-	if (proc == NULL)
-		proc = AuxiliaryPidGetProc(pid);
-	if (proc == NULL)
-		return -1;
-	procno = GetNumberFromPGProc(proc);
-	return procno < mptcp_report_shared->nslots ? procno : -1;
+	for (int i = 0; i < npids; i++)
+	{
+		slots[i] = -1;
+		((MptcpPidEntry *) hash_search(by_pid, &pids[i], HASH_ENTER, NULL))->index = i;
+	}
+	for (int s = 0; s < mptcp_report_shared->nslots; s++)
+	{
+		int			pid = MPTCP_PROC_PID(GetPGProcByNumber(s));
+		MptcpPidEntry *p;
+
+		if (pid != 0 &&
+			(p = hash_search(by_pid, &pid, HASH_FIND, NULL)) != NULL)
+			slots[p->index] = s;
+	}
+	hash_destroy(by_pid);
 }
 
 /* what the asker knows of one process */
@@ -183,7 +203,7 @@ typedef enum
 	ASK_DONE,					/* the report is in, or never will be */
 	ASK_SEND,					/* to be signalled */
 	ASK_WAIT,					/* signalled, by us or another asker */
-} AskState;
+} MptcpAskState;
 
 /*
  * Take a slot's answer if it is the one wanted.  A process that has begun to
@@ -192,10 +212,10 @@ typedef enum
  * more for it.
  */
 static bool
-take_answer(ReportSlot *slot, int slotno, int pid, uint64 wanted,
+take_answer(MptcpReportSlot *slot, int slotno, int pid, uint64 wanted,
 			MptcpReport *report)
 {
-	SlotCopy	copy;
+	MptcpSlotCopy copy;
 	bool		exiting;
 
 	/* (first: its last answer, if any, is in the slot by then) */
@@ -231,7 +251,7 @@ mptcp_report_collect(int npids, const int *pids, MptcpSubflowStats *stats)
 	MptcpReport **reports = palloc0(sizeof(MptcpReport *) * npids);
 	int		   *slots = palloc(sizeof(int) * npids);
 	uint64	   *wanted = palloc0(sizeof(uint64) * npids);
-	AskState   *state = palloc(sizeof(AskState) * npids);
+	MptcpAskState *state = palloc(sizeof(MptcpAskState) * npids);
 	TimestampTz now = GetCurrentTimestamp();
 	TimestampTz deadline;
 
@@ -242,6 +262,8 @@ mptcp_report_collect(int npids, const int *pids, MptcpSubflowStats *stats)
 			MPTCP_REPORT_NOT_LOADED : MPTCP_REPORT_NO_ANSWER;
 		state[i] = ASK_DONE;
 	}
+	if (mptcp_report_shared != NULL && npids > 0)
+		pid_slots(npids, pids, slots);
 	if (mptcp_report_shared == NULL || npids == 0)
 		return reports;
 
@@ -251,8 +273,8 @@ mptcp_report_collect(int npids, const int *pids, MptcpSubflowStats *stats)
 	/* first what needs no asking, and who is to be asked */
 	for (int i = 0; i < npids; i++)
 	{
-		ReportSlot *slot;
-		SlotCopy	copy;
+		MptcpReportSlot *slot;
+		MptcpSlotCopy copy;
 		TimestampTz requested_at;
 
 #ifdef USE_MPTCP
@@ -263,7 +285,6 @@ mptcp_report_collect(int npids, const int *pids, MptcpSubflowStats *stats)
 			continue;
 		}
 #endif
-		slots[i] = pid_slot(pids[i]);
 		slot = slots[i] < 0 ? NULL : &mptcp_report_shared->slots[slots[i]];
 		if (slot == NULL ||
 			pg_atomic_read_u32(&slot->exited_pid) == (uint32) pids[i])
@@ -290,8 +311,15 @@ mptcp_report_collect(int npids, const int *pids, MptcpSubflowStats *stats)
 		memset(reports[i], 0, offsetof(MptcpReport, subflows));
 		reports[i]->status = MPTCP_REPORT_NO_ANSWER;
 		wanted[i] = pg_atomic_read_u64(&slot->requested);
+		pg_read_barrier();
 		requested_at = pg_atomic_read_u64(&slot->requested_at);
+
+		/*
+		 * (only a request for this process: one for the slot's previous
+		 * process, which exited before it was signalled, is never answered)
+		 */
 		if (wanted[i] > copy.answered &&
+			pg_atomic_read_u32(&slot->requested_pid) == (uint32) pids[i] &&
 			requested_at > now - REPORT_TIMEOUT_MS * INT64CONST(1000))
 		{
 			/* another asker's request is on its way: wait for its answer */
@@ -305,23 +333,23 @@ mptcp_report_collect(int npids, const int *pids, MptcpSubflowStats *stats)
 	/* (t/008 holds an asker here, between reading "requested" and moving it) */
 	INJECTION_POINT("mptcpinfo-ask-before-request", NULL);
 
-	/* then ask them all, and wait once */
-	ConditionVariablePrepareToSleep(&mptcp_report_shared->answered);
+	/* then ask them all */
 	for (int i = 0; i < npids; i++)
 	{
-		ReportSlot *slot;
+		MptcpReportSlot *slot;
 		uint64		seen;
 
 		if (state[i] != ASK_SEND)
 			continue;
 		slot = &mptcp_report_shared->slots[slots[i]];
 		pg_atomic_write_u64(&slot->requested_at, (uint64) now);
+		pg_atomic_write_u32(&slot->requested_pid, (uint32) pids[i]);
 
 		/*
 		 * Only the asker that moves "requested" on from the value it saw
 		 * sends the signal.  If another one has moved it since, that one's
 		 * request is on its way: wait for its answer.  (A full barrier: the
-		 * write above is seen before the request.)
+		 * writes above are seen before the request.)
 		 */
 		seen = wanted[i];
 		if (!pg_atomic_compare_exchange_u64(&slot->requested, &seen, seen + 1))
@@ -343,39 +371,39 @@ mptcp_report_collect(int npids, const int *pids, MptcpSubflowStats *stats)
 		stats->asked++;
 	}
 
+	/*
+	 * And wait for each in turn, on its slot's condition variable: an answer
+	 * wakes only those who wait for it, and an asker looks at a slot only
+	 * when its process has answered, not at every slot at each answer of any.
+	 * Once the time is up, what has come is taken without waiting.
+	 */
 	deadline = TimestampTzPlusMilliseconds(now, REPORT_TIMEOUT_MS);
-	for (;;)
+	for (int i = 0; i < npids; i++)
 	{
-		long		remaining;
-		int			pending = 0;
+		MptcpReportSlot *slot;
 
-		for (int i = 0; i < npids; i++)
+		if (state[i] != ASK_WAIT)
+			continue;
+		slot = &mptcp_report_shared->slots[slots[i]];
+		for (;;)
 		{
-			if (state[i] != ASK_WAIT)
-				continue;
-			if (take_answer(&mptcp_report_shared->slots[slots[i]], slots[i],
-							pids[i], wanted[i], reports[i]))
+			long		remaining;
+
+			if (take_answer(slot, slots[i], pids[i], wanted[i], reports[i]))
 			{
 				state[i] = ASK_DONE;
 				if (reports[i]->status == MPTCP_REPORT_GONE)
 					stats->gone++;
+				break;
 			}
-			else
-				pending++;
+			remaining = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
+														deadline);
+			if (remaining <= 0)
+				break;
+			/* (woken by its answer, or as it begins to exit) */
+			(void) ConditionVariableTimedSleep(&slot->answered, remaining,
+											   report_wait_event);
 		}
-		if (pending == 0)
-			break;
-		remaining = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
-													deadline);
-		if (remaining <= 0)
-			break;
-
-		/*
-		 * Woken by every answer, ours or other askers', and by every process
-		 * that begins to exit
-		 */
-		(void) ConditionVariableTimedSleep(&mptcp_report_shared->answered,
-										   remaining, report_wait_event);
 	}
 	ConditionVariableCancelSleep();
 
@@ -386,18 +414,18 @@ mptcp_report_collect(int npids, const int *pids, MptcpSubflowStats *stats)
 }
 
 /* why reports did not describe some connections, for the NOTICEs */
-typedef enum Unreported
+typedef enum MptcpUnreported
 {
 	UNREPORTED_NOT_LOADED,
 	UNREPORTED_NO_ANSWER,
 	UNREPORTED_FAILED,
 	UNREPORTED_UNSUPPORTED,
 	UNREPORTED_REASONS,
-} Unreported;
+} MptcpUnreported;
 
 /* (n: the connections that the message counts, which "it" or "them" are) */
 static int
-unreported_errdetail(Unreported why, int n)
+unreported_errdetail(MptcpUnreported why, int n)
 {
 	switch (why)
 	{
@@ -422,7 +450,7 @@ unreported_errdetail(Unreported why, int n)
  * connection is SUBFLOWS_UNREPORTED and a NOTICE says why.
  */
 static void
-report_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
+report_subflows(MptcpDiag *diag, MptcpConnSubflows *conns, int n,
 				MptcpSubflowStats *stats)
 {
 	int		   *pids = palloc(sizeof(int) * (n + 1));
@@ -516,7 +544,7 @@ report_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 				(errmsg_plural("subflows of %d MPTCP connection cannot be shown",
 							   "subflows of %d MPTCP connections cannot be shown",
 							   unreported[i], unreported[i]),
-				 unreported_errdetail((Unreported) i, unreported[i]),
+				 unreported_errdetail((MptcpUnreported) i, unreported[i]),
 				 i == UNREPORTED_NOT_LOADED ?
 				 errhint("Add \"mptcpinfo\" to \"shared_preload_libraries\" and restart the server.") : 0));
 	}
@@ -534,7 +562,7 @@ typedef enum
 {
 	SUBFLOW_SOURCE_AUTO,		/* ask the kernel, then the processes */
 	SUBFLOW_SOURCE_PROCESSES,	/* always ask the processes */
-} SubflowSource;
+} MptcpSubflowSourceOption;
 
 static const struct config_enum_entry subflow_source_options[] = {
 	{"auto", SUBFLOW_SOURCE_AUTO, false},
@@ -574,6 +602,7 @@ mptcp_ask_init(void)
 							 PGC_SUSET,
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
+	MarkGUCPrefixReserved("mptcpinfo");
 	mptcp_subflows_add_source(&report_source);
 	mptcp_outgoing_add_source(&opened_source);
 	if (process_shared_preload_libraries_in_progress)

@@ -132,7 +132,6 @@ emit_conn(MptcpRow *row, bool conns_known, ReturnSetInfo *rsinfo)
 	MptcpConn  *c = row->conn;
 	MptcpInfo  *mi;
 	size_t		len;
-	bool		has_initial;
 	int			i = 0;
 
 	memset(nulls, true, sizeof(nulls));
@@ -152,7 +151,7 @@ emit_conn(MptcpRow *row, bool conns_known, ReturnSetInfo *rsinfo)
 	len = c->info_len;
 
 	/* the total number of subflows, the initial one included */
-	COL(true, Int32GetDatum(mptcp_conn_subflows(c, &has_initial)));
+	COL(true, Int32GetDatum(mptcp_conn_subflows(c)));
 	COL(true, Int32GetDatum(mi->add_addr_signal));
 	COL(true, Int32GetDatum(mi->add_addr_accepted));
 	COL(true, Int32GetDatum(mi->subflows_max));

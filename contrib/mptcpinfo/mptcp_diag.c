@@ -9,13 +9,14 @@
  * privileges: the kernel answers for the caller's network namespace.
  *
  * A scan uses one netlink socket: mptcp_diag_read() opens it, the other
- * requests of the same scan borrow it, and mptcp_diag_close() closes it,
- * or else the end of the memory context that holds the MptcpDiag.
+ * requests of the same scan use it, and mptcp_diag_close() closes it, or
+ * else the end of the memory context that holds the MptcpDiag.
  *
  * Before Linux 5.9 the kernel ignores the protocol of the request and
- * answers with TCP sockets: their struct tcp_info is far longer than any
- * struct mptcp_info, which is how we tell, and then we say that we cannot
- * know rather than take TCP sockets for MPTCP ones.
+ * answers with TCP sockets: each with the kernel's struct tcp_info, whose
+ * length getsockopt() TCP_INFO tells, or none at all (TIME_WAIT), which is
+ * how we tell; then we say that we cannot know rather than take TCP
+ * sockets for MPTCP ones.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -29,10 +30,12 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include "libpq/mptcp.h"
 #include "mptcp_diag.h"
 #include "mptcp_netlink.h"
+#include "utils/injection_point.h"
 
 #ifdef USE_MPTCP
 #include <linux/rtnetlink.h>
@@ -49,30 +52,41 @@
 /* one answer per socket; a namespace may hold millions, but not more */
 #define DIAG_MAX_SOCKETS 16000000
 
-typedef struct DiagDump
+typedef struct MptcpDiagDump
 {
 	MptcpDiag  *res;
 	bool		not_mptcp;		/* TCP sockets answered an MPTCP request */
 	/* what res had before the dump, for forget_dump() */
 	int			nconns;
 	int			nlisteners;
-} DiagDump;
+} MptcpDiagDump;
 
 /* a dump's request and its one attribute: the protocol, or a filter */
-typedef struct DumpRequest
+typedef struct MptcpDumpRequest
 {
 	struct nlmsghdr nlh;
 	struct inet_diag_req_v2 req;
 	struct rtattr attr;
 	char		value[FLEXIBLE_ARRAY_MEMBER];
-} DumpRequest;
+} MptcpDumpRequest;
 
-/*
- * struct tcp_info is at least this long in every kernel that has MPTCP
- * (up to bytes_retrans, Linux 4.19); struct mptcp_info was 96 bytes in 6.18.
- */
-#define TCP_INFO_MIN_LEN 216
 #endif							/* USE_MPTCP */
+
+/* MptcpInfo is the kernel's struct mptcp_info, read by offset */
+StaticAssertDecl(offsetof(MptcpInfo, flags) == 8 &&
+				 offsetof(MptcpInfo, token) == 12 &&
+				 offsetof(MptcpInfo, write_seq) == 16 &&
+				 offsetof(MptcpInfo, rcv_nxt) == 32 &&
+				 offsetof(MptcpInfo, local_addr_used) == 40 &&
+				 offsetof(MptcpInfo, csum_enabled) == 42 &&
+				 offsetof(MptcpInfo, retransmits) == 44 &&
+				 offsetof(MptcpInfo, bytes_retrans) == 48 &&
+				 offsetof(MptcpInfo, bytes_acked) == 72 &&
+				 offsetof(MptcpInfo, subflows_total) == 80 &&
+				 offsetof(MptcpInfo, last_data_sent) == 84 &&
+				 offsetof(MptcpInfo, last_ack_recv) == 92 &&
+				 sizeof(MptcpInfo) == 96,
+				 "MptcpInfo must have the layout of the kernel's struct mptcp_info");
 
 void
 mptcp_addr_to_mapped(int family, const void *addr, uint8 *out)
@@ -165,17 +179,42 @@ mptcp_diag_answer(const struct nlmsghdr *nlh, MptcpDiagAnswer *answer)
 	return true;
 }
 
+/*
+ * The length of the running kernel's struct tcp_info, as a socket diagnostics
+ * answer for a TCP socket has it; 0 if unknown.
+ */
+static size_t
+kernel_tcp_info_len(void)
+{
+	static size_t len = 0;
+	static bool asked = false;
+
+	if (!asked)
+	{
+		int			fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+		char		info[1024];
+		socklen_t	optlen = sizeof(info);
+
+		if (fd >= 0 && getsockopt(fd, IPPROTO_TCP, TCP_INFO, info, &optlen) == 0)
+			len = optlen;
+		if (fd >= 0)
+			close(fd);
+		asked = true;
+	}
+	return len;
+}
+
 /* one socket of an MPTCP dump */
 static void
 add_conn(const struct nlmsghdr *nlh, void *arg)
 {
-	DiagDump   *dump = arg;
+	MptcpDiagDump *dump = arg;
 	MptcpDiagAnswer a;
 	MptcpConn  *c;
 
 	if (!mptcp_diag_answer(nlh, &a))
 		return;
-	if (a.info_len >= TCP_INFO_MIN_LEN)
+	if (a.info == NULL || a.info_len == kernel_tcp_info_len())
 	{
 		dump->not_mptcp = true; /* a kernel before 5.9 */
 		return;
@@ -205,7 +244,7 @@ add_conn(const struct nlmsghdr *nlh, void *arg)
 static void
 forget_dump(void *arg)
 {
-	DiagDump   *dump = arg;
+	MptcpDiagDump *dump = arg;
 	MptcpDiag  *res = dump->res;
 
 	res->conns = list_truncate(res->conns, dump->nconns);
@@ -219,8 +258,11 @@ mptcp_diag_dump(int fd, int family, uint32 states, int ext, int attr_type,
 				void (*cb) (const struct nlmsghdr *nlh, void *arg),
 				void (*forget) (void *arg), void *arg)
 {
-	DumpRequest *request = palloc0(offsetof(DumpRequest, value) + attr_len);
+	MptcpDumpRequest *request = palloc0(offsetof(MptcpDumpRequest, value) + attr_len);
 	bool		ok;
+
+	/* (t/010 throws an ERROR here, as a failing allocation would) */
+	INJECTION_POINT("mptcpinfo-dump-error", NULL);
 
 	request->nlh.nlmsg_len = NLMSG_LENGTH(sizeof(struct inet_diag_req_v2));
 	request->nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
@@ -234,7 +276,7 @@ mptcp_diag_dump(int fd, int family, uint32 states, int ext, int attr_type,
 		request->attr.rta_type = attr_type;
 		request->attr.rta_len = RTA_LENGTH(attr_len);
 		memcpy(request->value, attr, attr_len);
-		request->nlh.nlmsg_len = offsetof(DumpRequest, value) + attr_len;
+		request->nlh.nlmsg_len = offsetof(MptcpDumpRequest, value) + attr_len;
 	}
 	ok = mptcp_netlink_dump(fd, &request->nlh, cb, forget, arg,
 							DIAG_MAX_SOCKETS);
@@ -252,7 +294,7 @@ dump_mptcp(int fd, MptcpDiag *res, int family, uint32 states)
 {
 	/* (the protocol number does not fit in sdiag_protocol) */
 	uint32		protocol = IPPROTO_MPTCP;
-	DiagDump	dump = {res, false, list_length(res->conns),
+	MptcpDiagDump dump = {res, false, list_length(res->conns),
 	list_length(res->listeners)};
 	bool		ok;
 
@@ -271,26 +313,17 @@ dump_mptcp(int fd, MptcpDiag *res, int family, uint32 states)
 	return ok;
 }
 
-static void
-close_socket(void *arg)
-{
-	mptcp_diag_close((MptcpDiag *) arg);
-}
 #endif
 
 int
-mptcp_diag_borrow_socket(MptcpDiag *diag)
+mptcp_diag_failure_level(void)
 {
-	int			fd = diag->fd;
+	static bool warned = false;
 
-	diag->fd = -1;
-	return fd;
-}
-
-void
-mptcp_diag_return_socket(MptcpDiag *diag, int fd)
-{
-	diag->fd = fd;
+	if (warned)
+		return DEBUG1;
+	warned = true;
+	return WARNING;
 }
 
 MptcpDiag *
@@ -300,17 +333,20 @@ mptcp_diag_read(int what)
 #ifdef USE_MPTCP
 	static const int families[] = {AF_INET, AF_INET6};
 	int			fd;
-#endif
 
-	res->fd = -1;
-#ifdef USE_MPTCP
-	fd = mptcp_netlink_open(NETLINK_SOCK_DIAG);
-	if (fd < 0)
+	/*
+	 * (kept for the rest of the scan, and closed with its memory at the
+	 * latest)
+	 */
+	res->sock = mptcp_netlink_open(NETLINK_SOCK_DIAG);
+	if (res->sock == NULL)
 	{
-		ereport(WARNING,
-				(errmsg("could not open a socket diagnostics socket: %m")));
+		ereport(mptcp_diag_failure_level(),
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("could not open a socket diagnostics socket: %m")));
 		return res;
 	}
+	fd = res->sock->fd;
 	res->conns_read = (what & MPTCP_DIAG_CONNS) != 0;
 	res->listeners_read = (what & MPTCP_DIAG_LISTENERS) != 0;
 	for (int i = 0; i < lengthof(families); i++)
@@ -321,8 +357,9 @@ mptcp_diag_read(int what)
 		{
 			/* ENOENT: the kernel has no MPTCP socket diagnostics */
 			if (errno != ENOENT && errno != EPROTONOSUPPORT)
-				ereport(WARNING,
-						(errmsg("could not read MPTCP socket diagnostics: %m")));
+				ereport(mptcp_diag_failure_level(),
+						(errcode(ERRCODE_SYSTEM_ERROR),
+						 errmsg("could not read MPTCP socket diagnostics: %m")));
 			res->conns_read = false;
 		}
 		if (res->listeners_read &&
@@ -333,11 +370,6 @@ mptcp_diag_read(int what)
 			res->listeners_read = false;
 		}
 	}
-	/* kept for the rest of the scan, and closed with its memory at the latest */
-	res->fd = fd;
-	res->close_socket.func = close_socket;
-	res->close_socket.arg = res;
-	MemoryContextRegisterResetCallback(CurrentMemoryContext, &res->close_socket);
 #endif
 	return res;
 }
@@ -345,20 +377,18 @@ mptcp_diag_read(int what)
 void
 mptcp_diag_close(MptcpDiag *diag)
 {
-	if (diag->fd >= 0)
-		close(diag->fd);
-	diag->fd = -1;
+#ifdef USE_MPTCP
+	if (diag->sock != NULL)
+		mptcp_netlink_close(diag->sock);
+	diag->sock = NULL;
+#endif
 }
 
 int
-mptcp_conn_subflows(const MptcpConn *c, bool *has_initial)
+mptcp_conn_subflows(const MptcpConn *c)
 {
-	*has_initial = true;
 	if (HAS_FIELD(MptcpInfo, subflows_total, c->info_len))
-	{
-		*has_initial = c->info.subflows_total > c->info.subflows;
 		return c->info.subflows_total;
-	}
 	if (HAS_FIELD(MptcpInfo, subflows, c->info_len))
 		return c->info.subflows + 1;
 	return -1;

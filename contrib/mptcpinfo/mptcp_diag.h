@@ -15,7 +15,6 @@
 #define MPTCP_DIAG_H
 
 #include "nodes/pg_list.h"
-#include "utils/palloc.h"
 
 /*
  * The kernel's struct mptcp_info (include/uapi/linux/mptcp.h), spelled out
@@ -101,8 +100,7 @@ typedef struct MptcpDiag
 	bool		conns_read;		/* the kernel answered for connections */
 	bool		listeners_read; /* ... and for MPTCP listeners */
 	struct HTAB *by_token;		/* subflows known to be subflows, by token */
-	int			fd;				/* the scan's netlink socket, or -1 */
-	MemoryContextCallback close_socket; /* closes it with diag's memory */
+	struct MptcpNetlink *sock;	/* the scan's netlink socket, or NULL */
 } MptcpDiag;
 
 /* what mptcp_diag_read() is to read */
@@ -118,24 +116,23 @@ typedef struct MptcpDiag
 /*
  * The sockets of the server's network namespace that "what" asks for.  A
  * kernel or build without MPTCP simply has none.  A kernel that cannot
- * answer gets a WARNING and gives nothing.
+ * answer gives nothing, and a WARNING (mptcp_diag_failure_level()).
  */
 extern MptcpDiag *mptcp_diag_read(int what);
 
 /*
- * Close the scan's netlink socket, which the calls below use; else it is
- * closed with the memory context that was current at mptcp_diag_read().
+ * Close the scan's netlink socket, which the later requests of the scan
+ * use; else it is closed with the memory context that was current at
+ * mptcp_diag_read().
  */
 extern void mptcp_diag_close(MptcpDiag *diag);
 
 /*
- * The scan's netlink socket (-1 if there is none), lent to one caller that
- * gives it back with mptcp_diag_return_socket() once its requests are
- * answered.  Meanwhile diag has none: behind an ERROR, the netlink loop
- * has closed it, and the end of the scan must not close it again.
+ * The level at which to report that socket diagnostics failed: WARNING the
+ * first time in a session, DEBUG1 after that, so that a monitoring loop
+ * does not fill the log with the same warning.
  */
-extern int	mptcp_diag_borrow_socket(MptcpDiag *diag);
-extern void mptcp_diag_return_socket(MptcpDiag *diag, int fd);
+extern int	mptcp_diag_failure_level(void);
 
 /*
  * What the kernel's answer for one socket says (an inet_diag message of
@@ -174,12 +171,12 @@ extern bool mptcp_diag_dump(int fd, int family, uint32 states, int ext,
 							void (*forget) (void *arg), void *arg);
 
 /*
- * How many subflows connection c has, the initial one included, and
- * whether the initial one is still among them.  From Linux 6.8 the kernel
- * says (subflows_total); before, the initial subflow is taken to be there,
- * which is wrong once it has closed.  -1 if the kernel does not say.
+ * How many subflows connection c has, the initial one included.  From
+ * Linux 6.8 the kernel says (subflows_total); before, the initial subflow
+ * is taken to be there, which is wrong once it has closed.  -1 if the
+ * kernel does not say.
  */
-extern int	mptcp_conn_subflows(const MptcpConn *c, bool *has_initial);
+extern int	mptcp_conn_subflows(const MptcpConn *c);
 
 /* an address of the given family as IPv6, IPv4 ones IPv4-mapped */
 extern void mptcp_addr_to_mapped(int family, const void *addr, uint8 *out);

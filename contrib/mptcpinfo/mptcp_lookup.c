@@ -41,6 +41,8 @@
 #include "utils/memutils.h"
 
 #ifdef USE_MPTCP
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <linux/sock_diag.h>
 #include <linux/inet_diag.h>
 
@@ -50,28 +52,28 @@
  */
 #define LOOKUP_BATCH 16
 
-typedef struct LookupRequest
+typedef struct MptcpLookupRequest
 {
 	struct nlmsghdr nlh;
 	struct inet_diag_req_v2 req;
-} LookupRequest;
+} MptcpLookupRequest;
 
-typedef struct Lookups
+typedef struct MptcpLookups
 {
 	MptcpSubflow **found;
 	int			first;			/* index in found of the batch's first */
-} Lookups;
+} MptcpLookups;
 #endif
 
 /* the subflows' ends of a multipath connection that the session found */
-typedef struct KnownSubflows
+typedef struct MptcpKnownSubflows
 {
 	uint32		token;
 	uint64		inode;			/* of the connection's socket */
-	int			expected;		/* mptcp_expected_subflows() then */
+	int			expected;		/* mptcp_conn_subflows() then */
 	int			n;
 	MptcpSockEnds *ends;		/* n of them, in the table's context */
-} KnownSubflows;
+} MptcpKnownSubflows;
 
 /* what the last query of this session found, in a context of its own */
 static HTAB *known_subflows = NULL;
@@ -89,25 +91,39 @@ static MemoryContext known_subflows_cxt = NULL;
 #define SHARED_PROBES 16
 #define SHARED_MAX_SUBFLOWS 9	/* the in-kernel path manager's most */
 
-typedef struct SharedKnown
+typedef struct MptcpSharedKnown
 {
 	uint32		token;
 	int			n;				/* 0: free */
 	uint64		inode;
 	int			expected;
-	uint64		written;		/* when, in SharedKnownSubflows.writes */
+	pg_atomic_uint64 written;	/* when, in MptcpSharedKnownSubflows.writes */
 	MptcpSockEnds ends[SHARED_MAX_SUBFLOWS];
-} SharedKnown;
+} MptcpSharedKnown;
 
-typedef struct SharedKnownSubflows
+/*
+ * The entries, shared to read, exclusive to write; but an entry found as it
+ * was is only written again ("written"), under the shared lock.
+ */
+typedef struct MptcpSharedKnownSubflows
 {
-	LWLock	   *lock;			/* shared to read, exclusive to write */
-	uint64		writes;
+	LWLock	   *lock;
+	pg_atomic_uint64 writes;
 	int			nentries;
-	SharedKnown entries[FLEXIBLE_ARRAY_MEMBER];
-} SharedKnownSubflows;
+	MptcpSharedKnown entries[FLEXIBLE_ARRAY_MEMBER];
+} MptcpSharedKnownSubflows;
 
-static SharedKnownSubflows *shared_known = NULL;
+/* what a query keeps of a connection, before it takes the lock */
+typedef struct MptcpKeptSubflows
+{
+	uint32		token;
+	uint64		inode;
+	int			expected;
+	int			n;
+	MptcpSockEnds ends[SHARED_MAX_SUBFLOWS];
+} MptcpKeptSubflows;
+
+static MptcpSharedKnownSubflows *shared_known = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
@@ -115,12 +131,28 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
  * Does the kernel show this process whose subflow a TCP socket is (its
  * MPTCP ULP info)?  Linux 6.15 shows it to anyone, earlier kernels only to
  * CAP_NET_ADMIN, so a dump of the TCP sockets describes subflows or walks
- * the whole table to keep none.  Neither the kernel nor the process's
- * privileges change while the session lasts: the first subflow looked up
- * tells, for the rest of the session.
+ * the whole table to keep none.  A socket that shows it is proof for the
+ * rest of the session (neither the kernel nor the process's privileges
+ * change); one that does not may be no subflow after all, or one the
+ * kernel no longer counts, so that is asked again by the next query.
  */
-static bool ulp_info_known = false;
 static bool ulp_info_shown = false;
+
+/* how many connections' initial subflows a query looks up to tell */
+#define ULP_PROBES 4
+
+/*
+ * May the connection's initial subflow be left?  From Linux 6.8 the kernel
+ * counts the subflows with it (subflows_total) and without it (subflows);
+ * before, it may.
+ */
+static bool
+may_have_initial_subflow(const MptcpConn *c)
+{
+	if (HAS_FIELD(MptcpInfo, subflows_total, c->info_len))
+		return c->info.subflows_total > c->info.subflows;
+	return mptcp_conn_subflows(c) >= 1;
+}
 
 /*
  * Is the connection's one subflow its initial one, whose ends are the
@@ -130,29 +162,60 @@ static bool ulp_info_shown = false;
 static bool
 only_initial_subflow(const MptcpConn *c)
 {
-	bool		has_initial;
-
-	return mptcp_conn_subflows(c, &has_initial) == 1 && has_initial;
-}
-
-/* may the connection's initial subflow be left?  (before 6.8: maybe) */
-static bool
-may_have_initial_subflow(const MptcpConn *c)
-{
-	bool		has_initial;
-
-	return mptcp_conn_subflows(c, &has_initial) >= 1 && has_initial;
+	return mptcp_conn_subflows(c) == 1 && may_have_initial_subflow(c);
 }
 
 #ifdef USE_MPTCP
 static void
 lookup_answer(const struct nlmsghdr *nlh, int index, int error, void *arg)
 {
-	Lookups    *l = arg;
+	MptcpLookups *l = arg;
 
 	/* (no answer: ENOENT, no such socket any more) */
 	if (nlh != NULL)
 		l->found[l->first + index] = mptcp_diag_subflow_answer(nlh);
+}
+
+/*
+ * The interfaces of the link-local IPv6 local addresses of ends (0 for
+ * others).  The kernel binds a socket on a link-local address to its
+ * interface, and finds it by its ends only with that interface
+ * (idiag_if); the ends that a dump or a process's report give do not
+ * name it, but the local address is this host's, on that interface.
+ */
+static uint32 *
+link_local_interfaces(int n, const MptcpSockEnds *const *ends)
+{
+	uint32	   *ifindex = palloc0(sizeof(uint32) * n);
+	struct ifaddrs *ifap = NULL;
+	bool		listed = false;
+
+	for (int i = 0; i < n; i++)
+	{
+		const uint8 *a = ends[i]->local;
+
+		if (ends[i]->family != AF_INET6 || a[0] != 0xfe || (a[1] & 0xc0) != 0x80)
+			continue;
+		/* (no palloc from here to freeifaddrs(): an ERROR would leak it) */
+		if (!listed && getifaddrs(&ifap) != 0)
+			ifap = NULL;
+		listed = true;
+		for (struct ifaddrs *ifa = ifap; ifa != NULL; ifa = ifa->ifa_next)
+		{
+			const struct sockaddr_in6 *sin6 =
+				(const struct sockaddr_in6 *) ifa->ifa_addr;
+
+			if (sin6 != NULL && sin6->sin6_family == AF_INET6 &&
+				memcmp(&sin6->sin6_addr, a, 16) == 0)
+			{
+				ifindex[i] = if_nametoindex(ifa->ifa_name);
+				break;
+			}
+		}
+	}
+	if (ifap != NULL)
+		freeifaddrs(ifap);
+	return ifindex;
 }
 
 /* an address of ends in a sock_diag request's form, for its family */
@@ -171,30 +234,29 @@ mptcp_lookup_ends(MptcpDiag *diag, int n, const MptcpSockEnds *const *ends,
 				  MptcpSubflow **found)
 {
 #ifdef USE_MPTCP
-	LookupRequest *reqs;
-	int			fd;
+	MptcpLookupRequest *reqs;
+	uint32	   *ifindex;
 #endif
 
 	memset(found, 0, sizeof(MptcpSubflow *) * n);
 #ifdef USE_MPTCP
-	if (n == 0 || diag->fd < 0)
+	if (n == 0 || diag->sock == NULL)
 		return;
-	/* (before the socket is borrowed: an ERROR here must not leak it) */
-	reqs = palloc(sizeof(LookupRequest) * LOOKUP_BATCH);
-	fd = mptcp_diag_borrow_socket(diag);
+	reqs = palloc(sizeof(MptcpLookupRequest) * LOOKUP_BATCH);
+	ifindex = link_local_interfaces(n, ends);
 	for (int first = 0; first < n; first += LOOKUP_BATCH)
 	{
 		int			nreqs = Min(n - first, LOOKUP_BATCH);
-		Lookups		l = {found, first};
+		MptcpLookups l = {found, first};
 
-		StaticAssertStmt(sizeof(LookupRequest) ==
+		StaticAssertStmt(sizeof(MptcpLookupRequest) ==
 						 NLMSG_ALIGN(NLMSG_LENGTH(sizeof(struct inet_diag_req_v2))),
 						 "lookup requests must be laid out as netlink aligns them");
-		memset(reqs, 0, sizeof(LookupRequest) * nreqs);
+		memset(reqs, 0, sizeof(MptcpLookupRequest) * nreqs);
 		for (int i = 0; i < nreqs; i++)
 		{
 			const MptcpSockEnds *e = ends[first + i];
-			LookupRequest *r = &reqs[i];
+			MptcpLookupRequest *r = &reqs[i];
 
 			r->nlh.nlmsg_len = NLMSG_LENGTH(sizeof(struct inet_diag_req_v2));
 			r->nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
@@ -208,18 +270,20 @@ mptcp_lookup_ends(MptcpDiag *diag, int n, const MptcpSockEnds *const *ends,
 			r->req.id.idiag_dport = htons(e->remote_port);
 			request_addr(e, e->local, r->req.id.idiag_src);
 			request_addr(e, e->remote, r->req.id.idiag_dst);
+			r->req.id.idiag_if = ifindex[first + i];
 			r->req.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
 			r->req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
 		}
-		if (!mptcp_netlink_batch(fd, (char *) reqs, nreqs, lookup_answer, &l))
+		if (!mptcp_netlink_batch(diag->sock->fd, (char *) reqs, nreqs,
+								 lookup_answer, &l))
 		{
 			/* what was not found comes from the dump instead */
 			elog(DEBUG1, "could not look up TCP sockets: %m");
 			break;
 		}
 	}
-	mptcp_diag_return_socket(diag, fd);
 	pfree(reqs);
+	pfree(ifindex);
 #endif
 }
 
@@ -233,8 +297,8 @@ shared_known_entries(void)
 static Size
 shared_known_size(void)
 {
-	return add_size(offsetof(SharedKnownSubflows, entries),
-					mul_size(shared_known_entries(), sizeof(SharedKnown)));
+	return add_size(offsetof(MptcpSharedKnownSubflows, entries),
+					mul_size(shared_known_entries(), sizeof(MptcpSharedKnown)));
 }
 
 static void
@@ -262,12 +326,15 @@ shared_known_startup(void)
 		shared_known->lock =
 			&(GetNamedLWLockTranche("mptcpinfo"))->lock;
 		shared_known->nentries = shared_known_entries();
+		pg_atomic_init_u64(&shared_known->writes, 0);
+		for (int i = 0; i < shared_known->nentries; i++)
+			pg_atomic_init_u64(&shared_known->entries[i].written, 0);
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
 
 /* the i-th entry where the connection with this token may be */
-static SharedKnown *
+static MptcpSharedKnown *
 shared_known_probe(uint32 token, int i)
 {
 	return &shared_known->entries[((uint64) token + i) % shared_known->nentries];
@@ -287,7 +354,7 @@ shared_known_ends(const MptcpConn *c, int expected, MptcpSockEnds *ends)
 		return 0;
 	for (int i = 0; i < SHARED_PROBES; i++)
 	{
-		SharedKnown *e = shared_known_probe(c->info.token, i);
+		MptcpSharedKnown *e = shared_known_probe(c->info.token, i);
 
 		if (e->n > 0 && e->token == c->info.token && e->inode == c->inode &&
 			e->expected == expected)
@@ -300,38 +367,81 @@ shared_known_ends(const MptcpConn *c, int expected, MptcpSockEnds *ends)
 	return n;
 }
 
-/*
- * Keep the n ends of connection c's subflows in shared memory.  The caller
- * holds the lock exclusively.
- */
-static void
-shared_known_keep(const MptcpConn *c, int expected, int n,
-				  const MptcpSockEnds *ends)
+/* the entry of the connection with this token, or NULL */
+static MptcpSharedKnown *
+shared_known_entry(uint32 token)
 {
-	SharedKnown *e;
-
-	if (n > SHARED_MAX_SUBFLOWS)
-		return;
-	/* its own entry, else the oldest (a free one is the oldest) */
-	e = shared_known_probe(c->info.token, 0);
 	for (int i = 0; i < SHARED_PROBES; i++)
 	{
-		SharedKnown *p = shared_known_probe(c->info.token, i);
+		MptcpSharedKnown *p = shared_known_probe(token, i);
 
-		if (p->n > 0 && p->token == c->info.token)
-		{
-			e = p;
-			break;
-		}
-		if (p->written < e->written)
-			e = p;
+		if (p->n > 0 && p->token == token)
+			return p;
 	}
-	e->token = c->info.token;
-	e->inode = c->inode;
-	e->expected = expected;
-	e->n = n;
-	memcpy(e->ends, ends, sizeof(MptcpSockEnds) * n);
-	e->written = ++shared_known->writes;
+	return NULL;
+}
+
+/*
+ * Keep what a query found of n connections' subflows in shared memory.
+ * Those kept as they were are only marked written, under the shared lock;
+ * the exclusive lock, for the others only, copies them in.
+ */
+static void
+shared_known_keep(const MptcpKeptSubflows *kept, int n)
+{
+	bool	   *changed = palloc0(sizeof(bool) * (n + 1));
+	int			nchanged = 0;
+
+	LWLockAcquire(shared_known->lock, LW_SHARED);
+	for (int k = 0; k < n; k++)
+	{
+		MptcpSharedKnown *e = shared_known_entry(kept[k].token);
+
+		if (e != NULL && e->inode == kept[k].inode &&
+			e->expected == kept[k].expected && e->n == kept[k].n &&
+			memcmp(e->ends, kept[k].ends, sizeof(MptcpSockEnds) * e->n) == 0)
+			pg_atomic_write_u64(&e->written,
+								pg_atomic_add_fetch_u64(&shared_known->writes, 1));
+		else
+		{
+			changed[k] = true;
+			nchanged++;
+		}
+	}
+	LWLockRelease(shared_known->lock);
+	if (nchanged == 0)
+		return;
+
+	LWLockAcquire(shared_known->lock, LW_EXCLUSIVE);
+	for (int k = 0; k < n; k++)
+	{
+		uint32		token = kept[k].token;
+		MptcpSharedKnown *e;
+
+		if (!changed[k])
+			continue;
+		/* its own entry, else the oldest (a free one is the oldest) */
+		if ((e = shared_known_entry(token)) == NULL)
+		{
+			e = shared_known_probe(token, 0);
+			for (int i = 1; i < SHARED_PROBES; i++)
+			{
+				MptcpSharedKnown *p = shared_known_probe(token, i);
+
+				if (pg_atomic_read_u64(&p->written) <
+					pg_atomic_read_u64(&e->written))
+					e = p;
+			}
+		}
+		e->token = token;
+		e->inode = kept[k].inode;
+		e->expected = kept[k].expected;
+		e->n = kept[k].n;
+		memcpy(e->ends, kept[k].ends, sizeof(MptcpSockEnds) * kept[k].n);
+		pg_atomic_write_u64(&e->written,
+							pg_atomic_add_fetch_u64(&shared_known->writes, 1));
+	}
+	LWLockRelease(shared_known->lock);
 }
 
 /* the same ends, whatever family the kernel reported them in */
@@ -353,7 +463,7 @@ same_ends(const MptcpSockEnds *a, const MptcpSockEnds *b)
  * the others.
  */
 static void
-lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
+lookup_subflows(MptcpDiag *diag, MptcpConnSubflows *conns, int n,
 				MptcpSubflowStats *stats)
 {
 	const MptcpSockEnds **ends;
@@ -364,6 +474,8 @@ lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 	MptcpSockEnds *shared_ends = NULL;
 	int			nshared = 0;
 	int			nkept;
+	bool		ulp_info_known = false;
+	int			nprobes = 0;
 
 	/* what to look up: each connection's one subflow, or those known */
 	ends = palloc(sizeof(MptcpSockEnds *) * (n + 1) * MPTCP_MAX_SUBFLOWS);
@@ -376,8 +488,8 @@ lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 	for (int k = 0; k < n; k++)
 	{
 		MptcpConn  *c = conns[k].row->conn;
-		int			expected = mptcp_expected_subflows(c);
-		KnownSubflows *ks = known_subflows == NULL ? NULL :
+		int			expected = mptcp_conn_subflows(c);
+		MptcpKnownSubflows *ks = known_subflows == NULL ? NULL :
 			hash_search(known_subflows, &c->info.token, HASH_FIND, NULL);
 
 		first[k] = -1;
@@ -406,7 +518,8 @@ lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 		}
 		else if (expected == 0)
 			first[k] = nlookups;	/* none to show, nothing to look for */
-		else if (!ulp_info_known && may_have_initial_subflow(c))
+		else if (!ulp_info_shown && nprobes < ULP_PROBES &&
+				 may_have_initial_subflow(c))
 		{
 			/*
 			 * Not enough to describe the connection, but its initial subflow
@@ -414,6 +527,7 @@ lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 			 * looked up here does.
 			 */
 			ends[nlookups++] = &c->ends;
+			nprobes++;
 		}
 	}
 	if (shared_known != NULL)
@@ -424,7 +538,7 @@ lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 	/*
 	 * The ULP info, where shown, says whose subflow it is; where the kernel
 	 * hides it, it hides it in a dump too.  (One socket that shows it is
-	 * proof; one that does not may be no subflow after all.)
+	 * proof; those that do not, for this query only.)
 	 */
 	for (int i = 0; i < nlookups && !ulp_info_shown; i++)
 	{
@@ -463,30 +577,32 @@ lookup_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 
 /* keep the ends of the subflows found for the session's next query */
 static void
-remember_subflows(ConnSubflows *conns, int n)
+remember_subflows(MptcpConnSubflows *conns, int n)
 {
 	MemoryContext cxt;
 	HASHCTL		ctl;
 	HTAB	   *known;
+	MptcpKeptSubflows *kept = NULL;
+	int			nkept = 0;
 
 	/* (a context of its own: gone with the query if this fails) */
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "mptcpinfo known subflows",
 								ALLOCSET_SMALL_SIZES);
 	ctl.keysize = sizeof(uint32);
-	ctl.entrysize = sizeof(KnownSubflows);
+	ctl.entrysize = sizeof(MptcpKnownSubflows);
 	ctl.hcxt = cxt;
 	known = hash_create("mptcpinfo known subflows", Max(n, 16), &ctl,
 						HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	if (shared_known != NULL)
-		LWLockAcquire(shared_known->lock, LW_EXCLUSIVE);
+		kept = palloc(sizeof(MptcpKeptSubflows) * (n + 1));
 	for (int k = 0; k < n; k++)
 	{
 		MptcpConn  *c = conns[k].row->conn;
-		int			expected = mptcp_expected_subflows(c);
+		int			expected = mptcp_conn_subflows(c);
 		MptcpSockEnds ends[MPTCP_MAX_SUBFLOWS];
 		int			nends = 0;
 		bool		initial_left = false;
-		KnownSubflows *ks;
+		MptcpKnownSubflows *ks;
 		ListCell   *lc;
 
 		/* (a subflow in TIME_WAIT, or one closed since, is not one) */
@@ -522,11 +638,19 @@ remember_subflows(ConnSubflows *conns, int n)
 		ks->ends = MemoryContextAlloc(cxt, sizeof(MptcpSockEnds) * nends);
 		memcpy(ks->ends, ends, sizeof(MptcpSockEnds) * nends);
 		/* (a connection's initial subflow alone is found without it) */
-		if (shared_known != NULL && !(nends == 1 && initial_left))
-			shared_known_keep(c, expected, nends, ends);
+		if (kept != NULL && !(nends == 1 && initial_left) &&
+			nends <= SHARED_MAX_SUBFLOWS)
+		{
+			kept[nkept].token = c->info.token;
+			kept[nkept].inode = c->inode;
+			kept[nkept].expected = expected;
+			kept[nkept].n = nends;
+			memcpy(kept[nkept].ends, ends, sizeof(MptcpSockEnds) * nends);
+			nkept++;
+		}
 	}
-	if (shared_known != NULL)
-		LWLockRelease(shared_known->lock);
+	if (nkept > 0)
+		shared_known_keep(kept, nkept);
 	if (known_subflows_cxt != NULL)
 		MemoryContextDelete(known_subflows_cxt);
 	MemoryContextSetParent(cxt, TopMemoryContext);

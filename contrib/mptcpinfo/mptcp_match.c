@@ -17,8 +17,8 @@
  * backend), or MPTCP sockets of other programs run by the server's user.
  * The former come from the sources of mptcp_outgoing.c.  Sockets that no
  * source finds are other programs' as far as we know, and are not shown;
- * nor are orphans (inode 0), closing after their process let them go.  No
- * process's file descriptors are read.
+ * nor are orphans (inode 0), closing after their process let them go.  Of
+ * the processes' file descriptors, a walreceiver's alone are read.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -43,25 +43,25 @@
 	 has_privs_of_role(GetUserId(), role))
 
 /* a client's end: its address (mapped) and port */
-typedef struct ClientKey
+typedef struct MptcpClientKey
 {
 	uint8		addr[16];
 	uint16		port;
-} ClientKey;
+} MptcpClientKey;
 
-typedef struct ClientEntry
+typedef struct MptcpClientEntry
 {
-	ClientKey	key;
+	MptcpClientKey key;
 	MptcpConn  *conn;
-} ClientEntry;
+} MptcpClientEntry;
 
-typedef struct Matcher
+typedef struct MptcpMatcher
 {
 	HTAB	   *incoming;		/* connections at the server's port, by their
 								 * remote end */
 	int		   *live_pids;		/* the processes running now, sorted */
 	int			nlive_pids;
-} Matcher;
+} MptcpMatcher;
 
 bool
 mptcp_match_better(const MptcpConn *best, const MptcpConn *c)
@@ -72,14 +72,14 @@ mptcp_match_better(const MptcpConn *best, const MptcpConn *c)
 }
 
 static void
-matcher_init(Matcher *m, MptcpDiag *diag)
+matcher_init(MptcpMatcher *m, MptcpDiag *diag)
 {
 	long		n = list_length(diag->conns);
 	HASHCTL		ctl;
 	ListCell   *lc;
 
-	ctl.keysize = sizeof(ClientKey);
-	ctl.entrysize = sizeof(ClientEntry);
+	ctl.keysize = sizeof(MptcpClientKey);
+	ctl.entrysize = sizeof(MptcpClientEntry);
 	ctl.hcxt = CurrentMemoryContext;
 	m->incoming = hash_create("mptcpinfo incoming", Max(n, 16), &ctl,
 							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
@@ -89,8 +89,8 @@ matcher_init(Matcher *m, MptcpDiag *diag)
 
 		if (c->ends.local_port == PostPortNumber)
 		{
-			ClientKey	ck;
-			ClientEntry *ce;
+			MptcpClientKey ck;
+			MptcpClientEntry *ce;
 			bool		found;
 
 			memset(&ck, 0, sizeof(ck));
@@ -115,7 +115,7 @@ cmp_pid(const void *a, const void *b)
 
 /* the pids of the processes running now, sorted (one pass, no lock) */
 static void
-read_live_pids(Matcher *m)
+read_live_pids(MptcpMatcher *m)
 {
 	m->nlive_pids = 0;
 	m->live_pids = palloc(sizeof(int) * ProcGlobal->allProcCount);
@@ -131,7 +131,7 @@ read_live_pids(Matcher *m)
 
 /* is this entry of the snapshot a process that still runs? */
 static bool
-live_backend(Matcher *m, PgBackendStatus *beentry)
+live_backend(MptcpMatcher *m, PgBackendStatus *beentry)
 {
 	int			pid = beentry->st_procpid;
 
@@ -151,10 +151,10 @@ backend_client(PgBackendStatus *beentry, uint8 *addr, uint16 *port)
 
 /* the MPTCP connection from a backend's client, if any */
 static MptcpConn *
-find_incoming(Matcher *m, PgBackendStatus *beentry)
+find_incoming(MptcpMatcher *m, PgBackendStatus *beentry)
 {
-	ClientKey	ck;
-	ClientEntry *ce;
+	MptcpClientKey ck;
+	MptcpClientEntry *ce;
 
 	memset(&ck, 0, sizeof(ck));
 	if (!backend_client(beentry, ck.addr, &ck.port))
@@ -203,7 +203,7 @@ mptcp_match_families(void)
 List *
 mptcp_match_rows(MptcpDiag *diag, bool all_outgoing)
 {
-	Matcher		m;
+	MptcpMatcher m;
 	int			num_backends;
 	PgBackendStatus **backends;
 	MptcpConn **incoming;

@@ -8,9 +8,10 @@
  * the kernel says it is done, or, for lookups of single sockets, several
  * requests of one answer each are.  The loops are here, once:
  * bounded in time (the socket's receive timeout) and in the number of
- * answers, cancellable, and they never leave the socket open behind an
- * ERROR.  They read only what the kernel sent, and whole datagrams:
- * anything else fails the request.
+ * answers, and cancellable.  They read only what the kernel sent, and
+ * whole datagrams: anything else fails the request.  A socket belongs to
+ * the memory context it was opened in, so that no ERROR, in a callback or
+ * in its caller's code, leaves it open.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -23,6 +24,7 @@
 
 #include "miscadmin.h"
 #include "mptcp_netlink.h"
+#include "utils/injection_point.h"
 #include "utils/memutils.h"
 
 #ifdef USE_MPTCP
@@ -36,24 +38,49 @@
 /* the kernel answers at once; never wait long all the same */
 #define NETLINK_TIMEOUT_SECONDS 5
 
-int
+static void
+close_netlink(void *arg)
+{
+	MptcpNetlink *nl = arg;
+
+	if (nl->fd >= 0)
+		close(nl->fd);
+	nl->fd = -1;
+}
+
+MptcpNetlink *
 mptcp_netlink_open(int protocol)
 {
 	struct timeval timeout = {.tv_sec = NETLINK_TIMEOUT_SECONDS};
-	int			fd;
 
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
+	/* (allocated first: no ERROR between the socket and its callback) */
+	MptcpNetlink *nl = palloc(sizeof(MptcpNetlink));
+	int			save_errno;
+
+	nl->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
 	/* (without the timeout, a kernel that never answers would hang us) */
-	if (fd >= 0 &&
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) < 0)
+	if (nl->fd >= 0 &&
+		setsockopt(nl->fd, SOL_SOCKET, SO_RCVTIMEO, &timeout,
+				   sizeof(timeout)) == 0)
 	{
-		int			save_errno = errno;
-
-		close(fd);
-		errno = save_errno;
-		return -1;
+		nl->close_cb.func = close_netlink;
+		nl->close_cb.arg = nl;
+		MemoryContextRegisterResetCallback(CurrentMemoryContext,
+										   &nl->close_cb);
+		return nl;
 	}
-	return fd;
+	save_errno = errno;
+	close_netlink(nl);
+	pfree(nl);
+	errno = save_errno;
+	return NULL;
+}
+
+/* (nl stays, with its callback, until its memory context goes) */
+void
+mptcp_netlink_close(MptcpNetlink *nl)
+{
+	close_netlink(nl);
 }
 
 /*
@@ -73,7 +100,7 @@ mptcp_netlink_open(int protocol)
  * nothing given, which each caller reports as it reports other failures.
  */
 bool
-mptcp_netlink_dump(int fd, struct nlmsghdr *req, NetlinkCallback cb,
+mptcp_netlink_dump(int fd, struct nlmsghdr *req, MptcpNetlinkCallback cb,
 				   void (*forget) (void *arg), void *arg, int max_answers)
 {
 	Assert((req->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP);
@@ -161,17 +188,20 @@ recv_from_kernel(int fd, char *buf)
 }
 
 /*
- * Send nreqs requests, laid out in reqs as mptcp_netlink_batch() says, in
- * one datagram, and pass each answer to cb until every request has had its
- * last: a dump's NLMSG_DONE, another request's one answer, or an error
- * (given to cb as nlh NULL and the kernel's errno; 0 acknowledges).
+ * Send nreqs requests, laid out one after the other in reqs (each at
+ * NLMSG_ALIGN of the previous one's nlmsg_len; their sequence numbers are
+ * set here), in one datagram, and pass each answer to cb, with the index of
+ * its request, until every request has had its last: a dump's NLMSG_DONE,
+ * another request's one answer, or an error (given to cb as nlh NULL and
+ * the kernel's errno; 0 acknowledges).
  * Returns false with errno set if the kernel does not answer them all, or
  * sends more than max_answers; *interrupted says whether a dump was
- * interrupted by a change.  Closes fd behind an ERROR of cb.
+ * interrupted by a change.
  */
 static bool
-exchange(int fd, char *reqs, int nreqs, NetlinkBatchCallback cb, void *arg,
-		 int max_answers, bool *interrupted)
+exchange(int fd, char *reqs, int nreqs,
+		 void (*cb) (const struct nlmsghdr *nlh, int index, int error, void *arg),
+		 void *arg, int max_answers, bool *interrupted)
 {
 	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
 	bool		dump = (((struct nlmsghdr *) reqs)->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
@@ -181,6 +211,10 @@ exchange(int fd, char *reqs, int nreqs, NetlinkBatchCallback cb, void *arg,
 	int			finished = 0;
 	int			answers = 0;
 	bool		ok = true;
+
+	/* (t/010 makes every dump look interrupted) */
+	bool		test_interrupted = dump &&
+		IS_INJECTION_POINT_ATTACHED("mptcpinfo-dump-interrupted");
 
 	Assert(nreqs == 1 || !dump);
 	for (int i = 0; i < nreqs; i++)
@@ -195,82 +229,73 @@ exchange(int fd, char *reqs, int nreqs, NetlinkBatchCallback cb, void *arg,
 			   (struct sockaddr *) &kernel, sizeof(kernel)) < 0)
 		return false;
 
-	PG_TRY();
+	while (finished < nreqs && ok)
 	{
-		while (finished < nreqs && ok)
+		ssize_t		len = recv_from_kernel(fd, buf);
+		struct nlmsghdr *nlh;
+
+		ok = (len >= 0);
+		for (nlh = (struct nlmsghdr *) buf; ok && NLMSG_OK(nlh, len);
+			 nlh = NLMSG_NEXT(nlh, len))
 		{
-			ssize_t		len = recv_from_kernel(fd, buf);
-			struct nlmsghdr *nlh;
+			uint32		index = nlh->nlmsg_seq - first_seq;
+			const struct nlmsgerr *err = NLMSG_DATA(nlh);
 
-			ok = (len >= 0);
-			for (nlh = (struct nlmsghdr *) buf; ok && NLMSG_OK(nlh, len);
-				 nlh = NLMSG_NEXT(nlh, len))
+			/* (unsigned: a sequence number below first_seq is large) */
+			if (index >= (uint32) nreqs)
+				continue;
+			/* the table changed under the dump: it may miss entries */
+			if ((nlh->nlmsg_flags & NLM_F_DUMP_INTR) || test_interrupted)
+				*interrupted = true;
+			if (nlh->nlmsg_type == NLMSG_DONE)
 			{
-				uint32		index = nlh->nlmsg_seq - first_seq;
-				const struct nlmsgerr *err = NLMSG_DATA(nlh);
-
-				/* (unsigned: a sequence number below first_seq is large) */
-				if (index >= (uint32) nreqs)
-					continue;
-				/* the table changed under the dump: it may miss entries */
-				if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
-					*interrupted = true;
-				if (nlh->nlmsg_type == NLMSG_DONE)
+				/* a dump that failed midway says so here */
+				if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(int)) &&
+					*(int *) NLMSG_DATA(nlh) < 0)
 				{
-					/* a dump that failed midway says so here */
-					if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(int)) &&
-						*(int *) NLMSG_DATA(nlh) < 0)
-					{
-						errno = -*(int *) NLMSG_DATA(nlh);
-						ok = false;
-					}
-					finished++;
+					errno = -*(int *) NLMSG_DATA(nlh);
+					ok = false;
 				}
-				else if (nlh->nlmsg_type == NLMSG_ERROR)
+				finished++;
+			}
+			else if (nlh->nlmsg_type == NLMSG_ERROR)
+			{
+				if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(err->error)))
 				{
-					if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(err->error)))
-					{
-						errno = EPROTO;
-						ok = false;
-					}
-					else
-						cb(NULL, index, -err->error, arg);
-					finished++;
-				}
-				else if (++answers > max_answers)
-				{
-					errno = EMSGSIZE;
+					errno = EPROTO;
 					ok = false;
 				}
 				else
-				{
-					cb(nlh, index, 0, arg);
-					finished += !dump;
-				}
+					cb(NULL, index, -err->error, arg);
+				finished++;
+			}
+			else if (++answers > max_answers)
+			{
+				errno = EMSGSIZE;
+				ok = false;
+			}
+			else
+			{
+				cb(nlh, index, 0, arg);
+				finished += !dump;
 			}
 		}
 	}
-	PG_CATCH();
-	{
-		close(fd);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
 	return ok;
 }
 
 /* a request's callback, and the error that ended it */
-typedef struct OneRequest
+typedef struct MptcpOneRequest
 {
-	NetlinkCallback cb;
+	MptcpNetlinkCallback cb;
 	void	   *arg;
 	int			error;
-} OneRequest;
+} MptcpOneRequest;
 
 static void
 one_answer(const struct nlmsghdr *nlh, int index, int error, void *arg)
 {
-	OneRequest *one = arg;
+	MptcpOneRequest *one = arg;
 
 	if (nlh != NULL)
 		one->cb(nlh, one->arg);
@@ -279,10 +304,10 @@ one_answer(const struct nlmsghdr *nlh, int index, int error, void *arg)
 }
 
 bool
-mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
+mptcp_netlink_request(int fd, struct nlmsghdr *req, MptcpNetlinkCallback cb,
 					  void *arg, int max_answers)
 {
-	OneRequest	one = {cb, arg, 0};
+	MptcpOneRequest one = {cb, arg, 0};
 	bool		interrupted;
 
 	if (!exchange(fd, (char *) req, 1, one_answer, &one, max_answers,
@@ -293,7 +318,7 @@ mptcp_netlink_request(int fd, struct nlmsghdr *req, NetlinkCallback cb,
 }
 
 bool
-mptcp_netlink_batch(int fd, char *reqs, int nreqs, NetlinkBatchCallback cb,
+mptcp_netlink_batch(int fd, char *reqs, int nreqs, MptcpNetlinkBatchCallback cb,
 					void *arg)
 {
 	bool		interrupted;

@@ -19,15 +19,28 @@
 #ifdef USE_MPTCP
 #include <linux/netlink.h>
 
+#include "utils/palloc.h"
+
 /* called for each answer of a request, NLMSG_DONE and NLMSG_ERROR aside */
-typedef void (*NetlinkCallback) (const struct nlmsghdr *nlh, void *arg);
+typedef void (*MptcpNetlinkCallback) (const struct nlmsghdr *nlh, void *arg);
+
+/*
+ * A netlink socket, closed by mptcp_netlink_close() or, at the latest (an
+ * ERROR), with the memory context that was current when it was opened.
+ */
+typedef struct MptcpNetlink
+{
+	int			fd;
+	MemoryContextCallback close_cb;
+} MptcpNetlink;
 
 /*
  * A netlink socket of the given protocol (NETLINK_SOCK_DIAG,
- * NETLINK_GENERIC) that never waits long for the kernel's answer; -1 with
+ * NETLINK_GENERIC) that never waits long for the kernel's answer; NULL with
  * errno set on failure.
  */
-extern int	mptcp_netlink_open(int protocol);
+extern MptcpNetlink *mptcp_netlink_open(int protocol);
+extern void mptcp_netlink_close(MptcpNetlink *nl);
 
 /*
  * Send the request "req" (its nlmsg_len set; its sequence number is set
@@ -36,28 +49,11 @@ extern int	mptcp_netlink_open(int protocol);
  * answer or an acknowledgement.  Returns false with errno set if the kernel
  * refuses or does not answer, EINTR if a dump was interrupted by a change
  * (NLM_F_DUMP_INTR): its answers may then be incomplete.  The callback may
- * allocate: if an ERROR escapes it, fd is closed first.  Otherwise the
- * caller closes fd.
+ * allocate and throw: the socket's memory context closes it.
  */
 extern bool mptcp_netlink_request(int fd, struct nlmsghdr *req,
-								  NetlinkCallback cb, void *arg,
+								  MptcpNetlinkCallback cb, void *arg,
 								  int max_answers);
-
-/* called for the answer of each request of a batch, by its index */
-typedef void (*NetlinkBatchCallback) (const struct nlmsghdr *nlh, int index,
-									  int error, void *arg);
-
-/*
- * Send nreqs requests that each get one answer (not dumps, no
- * acknowledgements), laid out one after the other in reqs (each at
- * NLMSG_ALIGN of the previous one's nlmsg_len; their sequence numbers are
- * set here), in one datagram, and pass each answer to cb: nlh the answer
- * and error 0, or nlh NULL and the kernel's errno (ENOENT: no such object)
- * when it refused that request.  Returns false with errno set if the kernel
- * did not answer them all.  Closes fd behind an ERROR, as above.
- */
-extern bool mptcp_netlink_batch(int fd, char *reqs, int nreqs,
-								NetlinkBatchCallback cb, void *arg);
 
 /*
  * Send the dump request "req" (NLM_F_DUMP) as mptcp_netlink_request() does.
@@ -68,8 +64,19 @@ extern bool mptcp_netlink_batch(int fd, char *reqs, int nreqs,
  * failure, EAGAIN if the dump was interrupted every time.
  */
 extern bool mptcp_netlink_dump(int fd, struct nlmsghdr *req,
-							   NetlinkCallback cb, void (*forget) (void *arg),
+							   MptcpNetlinkCallback cb, void (*forget) (void *arg),
 							   void *arg, int max_answers);
+
+/*
+ * Send nreqs requests of one answer each, laid out one after the other in
+ * reqs (at NLMSG_ALIGN of the previous one's nlmsg_len), in one datagram;
+ * cb gets each answer, or nlh NULL and the errno of a request the kernel
+ * refused (ENOENT: no such object).  False, errno set, if any is missing.
+ */
+typedef void (*MptcpNetlinkBatchCallback) (const struct nlmsghdr *nlh, int index,
+										   int error, void *arg);
+extern bool mptcp_netlink_batch(int fd, char *reqs, int nreqs,
+								MptcpNetlinkBatchCallback cb, void *arg);
 
 #endif							/* USE_MPTCP */
 

@@ -96,7 +96,7 @@ mptcp_pm_accepts_joins(const MptcpEndpoint *ep, const MptcpDiag *listeners,
 #define PM_MAX_MESSAGES 1024
 
 /* called for each answer; payload is what follows the genlmsghdr */
-typedef void (*GenlCallback) (struct nlattr *attrs, int len, void *arg);
+typedef void (*MptcpGenlCallback) (struct nlattr *attrs, int len, void *arg);
 
 #define NLA_DATA(nla) ((void *) ((char *) (nla) + NLA_HDRLEN))
 #define NLA_PAYLOAD(nla) ((int) (nla)->nla_len - NLA_HDRLEN)
@@ -107,18 +107,18 @@ typedef void (*GenlCallback) (struct nlattr *attrs, int len, void *arg);
 	((len) -= NLA_ALIGN((nla)->nla_len), \
 	 (struct nlattr *) ((char *) (nla) + NLA_ALIGN((nla)->nla_len)))
 
-typedef struct GenlAnswer
+typedef struct MptcpGenlAnswer
 {
-	GenlCallback cb;
+	MptcpGenlCallback cb;
 	void		(*forget) (void *arg);
 	void	   *arg;
-} GenlAnswer;
+} MptcpGenlAnswer;
 
 /* an answer of the kernel: pass its attributes on */
 static void
 genl_answer(const struct nlmsghdr *nlh, void *arg)
 {
-	GenlAnswer *answer = arg;
+	MptcpGenlAnswer *answer = arg;
 
 	if (nlh->nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN))
 		answer->cb((struct nlattr *) ((char *) NLMSG_DATA(nlh) + GENL_HDRLEN),
@@ -129,7 +129,7 @@ genl_answer(const struct nlmsghdr *nlh, void *arg)
 static void
 genl_forget(void *arg)
 {
-	GenlAnswer *answer = arg;
+	MptcpGenlAnswer *answer = arg;
 
 	answer->forget(answer->arg);
 }
@@ -138,12 +138,11 @@ genl_forget(void *arg)
  * Send one generic netlink request (with one optional string attribute) and
  * pass each answer to cb; a dump if forget is given, which forgets what cb
  * was given when the dump is read again (mptcp_netlink_dump()).  Returns
- * false, errno set, on failure.  If an ERROR escapes a callback, fd is
- * closed first.
+ * false, errno set, on failure.
  */
 static bool
 genl_request(int fd, uint16 family, uint8 cmd, uint16 str_type,
-			 const char *str, GenlCallback cb, void (*forget) (void *arg),
+			 const char *str, MptcpGenlCallback cb, void (*forget) (void *arg),
 			 void *arg)
 {
 	struct
@@ -152,7 +151,7 @@ genl_request(int fd, uint16 family, uint8 cmd, uint16 str_type,
 		struct genlmsghdr genl;
 		char		attrs[64];
 	}			req;
-	GenlAnswer	answer = {cb, forget, arg};
+	MptcpGenlAnswer answer = {cb, forget, arg};
 
 	memset(&req, 0, sizeof(req));
 	req.nlh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
@@ -192,30 +191,30 @@ family_id_cb(struct nlattr *nla, int len, void *arg)
 
 /*
  * Open a generic netlink socket and find the "mptcp_pm" family.  Returns
- * -1 if there is none; says why at DEBUG1.
+ * NULL if there is none; says why at DEBUG1.
  */
-static int
+static MptcpNetlink *
 pm_open(uint16 *family)
 {
-	int			fd;
+	MptcpNetlink *nl;
 
-	fd = mptcp_netlink_open(NETLINK_GENERIC);
-	if (fd < 0)
+	nl = mptcp_netlink_open(NETLINK_GENERIC);
+	if (nl == NULL)
 	{
 		elog(DEBUG1, "could not create generic netlink socket: %m");
-		return -1;
+		return NULL;
 	}
 
 	*family = 0;
-	if (!genl_request(fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY,
+	if (!genl_request(nl->fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY,
 					  CTRL_ATTR_FAMILY_NAME, PM_FAMILY_NAME,
 					  family_id_cb, NULL, family) || *family == 0)
 	{
 		elog(DEBUG1, "no generic netlink family \"%s\": %m", PM_FAMILY_NAME);
-		close(fd);
-		return -1;
+		mptcp_netlink_close(nl);
+		return NULL;
 	}
-	return fd;
+	return nl;
 }
 
 static void
@@ -311,11 +310,13 @@ mptcp_pm_read(List **endpoints, MptcpPmLimits *limits)
 {
 #ifdef USE_MPTCP
 	uint16		family;
+	MptcpNetlink *nl;
 	int			fd;
 	bool		ok = true;
 
-	if ((fd = pm_open(&family)) < 0)
+	if ((nl = pm_open(&family)) == NULL)
 		return false;
+	fd = nl->fd;
 	if (endpoints != NULL)
 	{
 		*endpoints = NIL;
@@ -330,7 +331,7 @@ mptcp_pm_read(List **endpoints, MptcpPmLimits *limits)
 	}
 	if (!ok)
 		elog(DEBUG1, "could not read the MPTCP path manager: %m");
-	close(fd);
+	mptcp_netlink_close(nl);
 	return ok;
 #else
 	return false;

@@ -15,8 +15,9 @@
  * PROCSIG_MPTCP_REPORT.  At its next CHECK_FOR_INTERRUPTS(), or while it
  * waits for its client, such a process lists the subflows of its client's
  * connection and of the connections it opened itself, writes them in its
- * slot of shared memory and wakes the askers (a condition variable,
- * broadcast).  The figures come from the asker's lookups of those sockets.
+ * slot of shared memory and wakes the askers (its slot's condition
+ * variable, broadcast).  The figures come from the asker's lookups of
+ * those sockets.
  *
  * Which connections a process opened, nothing else tells: the dumps do not
  * say who holds a socket.  So each process records its own in its slot as
@@ -55,7 +56,7 @@
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
-ReportShared *mptcp_report_shared = NULL;
+MptcpReportShared *mptcp_report_shared = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static mptcp_report_hook_type prev_report_hook = NULL;
@@ -69,8 +70,8 @@ report_nslots(void)
 static Size
 report_shmem_size(void)
 {
-	return add_size(offsetof(ReportShared, slots),
-					mul_size(report_nslots(), sizeof(ReportSlot)));
+	return add_size(offsetof(MptcpReportShared, slots),
+					mul_size(report_nslots(), sizeof(MptcpReportSlot)));
 }
 
 static void
@@ -95,17 +96,18 @@ report_shmem_startup(void)
 	if (!found)
 	{
 		mptcp_report_shared->nslots = report_nslots();
-		ConditionVariableInit(&mptcp_report_shared->answered);
 		pg_atomic_init_u32(&mptcp_report_shared->opened_families, 0);
 		for (int i = 0; i < mptcp_report_shared->nslots; i++)
 		{
-			ReportSlot *slot = &mptcp_report_shared->slots[i];
+			MptcpReportSlot *slot = &mptcp_report_shared->slots[i];
 
 			memset(&slot->written, 0, sizeof(slot->written));
 			pg_atomic_init_u64(&slot->requested, 0);
 			pg_atomic_init_u64(&slot->requested_at, 0);
+			pg_atomic_init_u32(&slot->requested_pid, 0);
 			pg_atomic_init_u32(&slot->changecount, 0);
 			pg_atomic_init_u32(&slot->exited_pid, 0);
+			ConditionVariableInit(&slot->answered);
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -113,21 +115,21 @@ report_shmem_startup(void)
 
 /* the slot's process writes between these two, as pgstat_report_* do */
 static void
-begin_write(ReportSlot *slot)
+begin_write(MptcpReportSlot *slot)
 {
 	pg_atomic_fetch_add_u32(&slot->changecount, 1);
 	pg_write_barrier();
 }
 
 static void
-end_write(ReportSlot *slot)
+end_write(MptcpReportSlot *slot)
 {
 	pg_write_barrier();
 	pg_atomic_fetch_add_u32(&slot->changecount, 1);
 }
 
 void
-mptcp_report_read_slot(ReportSlot *slot, SlotCopy *copy, MptcpReport *report)
+mptcp_report_read_slot(MptcpReportSlot *slot, MptcpSlotCopy *copy, MptcpReport *report)
 {
 	for (;;)
 	{
@@ -153,7 +155,7 @@ mptcp_report_read_slot(ReportSlot *slot, SlotCopy *copy, MptcpReport *report)
 }
 
 /* this process's slot, if mptcpinfo is preloaded */
-static ReportSlot *
+static MptcpReportSlot *
 my_slot(void)
 {
 	if (mptcp_report_shared == NULL || MyProcNumber < 0 ||
@@ -168,20 +170,20 @@ my_slot(void)
 #define SOL_MPTCP_OPT_SUBFLOW_ADDRS 3	/* MPTCP_SUBFLOW_ADDRS, Linux 5.16 */
 
 /* struct mptcp_subflow_data: the header of the array */
-typedef struct SubflowData
+typedef struct MptcpSubflowData
 {
 	uint32		size_subflow_data;
 	uint32		num_subflows;
 	uint32		size_kernel;
 	uint32		size_user;
-} SubflowData;					/* (16 bytes, as the kernel's aligned(8) one) */
+} MptcpSubflowData;				/* (16 bytes, as the kernel's aligned(8) one) */
 
 /* struct mptcp_subflow_addrs */
-typedef struct SubflowAddrs
+typedef struct MptcpSubflowAddrs
 {
 	struct sockaddr_storage local;
 	struct sockaddr_storage remote;
-} SubflowAddrs;
+} MptcpSubflowAddrs;
 
 /* what a process gathers; static, as it answers from ProcessInterrupts() */
 static MptcpReport local_report;
@@ -206,16 +208,16 @@ report_socket(int fd, uint64 inode, MptcpReport *r)
 {
 	static union
 	{
-		SubflowData hdr;
-		char		buf[sizeof(SubflowData) + MPTCP_REPORT_MAX_SUBFLOWS * sizeof(SubflowAddrs)];
+		MptcpSubflowData hdr;
+		char		buf[sizeof(MptcpSubflowData) + MPTCP_REPORT_MAX_SUBFLOWS * sizeof(MptcpSubflowAddrs)];
 	}			addrs;
 	socklen_t	len = sizeof(addrs);
 	uint32		n;
 	uint32		size;
 
 	memset(&addrs.hdr, 0, sizeof(addrs.hdr));
-	addrs.hdr.size_subflow_data = sizeof(SubflowData);
-	addrs.hdr.size_user = sizeof(SubflowAddrs);
+	addrs.hdr.size_subflow_data = sizeof(MptcpSubflowData);
+	addrs.hdr.size_user = sizeof(MptcpSubflowAddrs);
 	if (getsockopt(fd, SOL_MPTCP, SOL_MPTCP_OPT_SUBFLOW_ADDRS, &addrs, &len) < 0)
 	{
 		if (OPTION_UNKNOWN(errno))
@@ -229,15 +231,15 @@ report_socket(int fd, uint64 inode, MptcpReport *r)
 	}
 	size = Min(addrs.hdr.size_user, addrs.hdr.size_kernel);
 	n = Min(addrs.hdr.num_subflows,
-			(len - sizeof(SubflowData)) / Max(addrs.hdr.size_user, 1));
+			(len - sizeof(MptcpSubflowData)) / Max(addrs.hdr.size_user, 1));
 	for (uint32 i = 0; i < addrs.hdr.num_subflows; i++)
 	{
-		const SubflowAddrs *a = (const SubflowAddrs *)
-			(addrs.buf + sizeof(SubflowData) + i * addrs.hdr.size_user);
+		const MptcpSubflowAddrs *a = (const MptcpSubflowAddrs *)
+			(addrs.buf + sizeof(MptcpSubflowData) + i * addrs.hdr.size_user);
 		MptcpReportedSubflow *s;
 
 		if (i >= n || r->nsubflows >= MPTCP_REPORT_MAX_SUBFLOWS ||
-			size < sizeof(SubflowAddrs))
+			size < sizeof(MptcpSubflowAddrs))
 		{
 			r->nmissing++;
 			continue;
@@ -281,7 +283,7 @@ static int	opened_fd[MPTCP_REPORT_MAX_OPENED];
 
 /* is entry i of our slot still the socket it was when recorded? */
 static bool
-still_open(ReportSlot *slot, int i)
+still_open(MptcpReportSlot *slot, int i)
 {
 	struct stat st;
 
@@ -297,7 +299,7 @@ mptcp_report_gather_own(MptcpReport *r)
 {
 	static int	client_fd = -1;
 	static uint64 client_inode = 0;
-	ReportSlot *slot = my_slot();
+	MptcpReportSlot *slot = my_slot();
 
 	memset(r, 0, offsetof(MptcpReport, subflows));
 	r->status = MPTCP_REPORT_OK;
@@ -325,7 +327,7 @@ static mptcp_opened_hook_type prev_opened_hook = NULL;
 static void
 note_opened_socket(int sock)
 {
-	ReportSlot *slot = my_slot();
+	MptcpReportSlot *slot = my_slot();
 	uint64		inode;
 	int			domain;
 	socklen_t	len = sizeof(domain);
@@ -366,13 +368,14 @@ note_opened_socket(int sock)
 
 /*
  * mptcp_report_hook: answer the askers.  At the start of proc_exit(), answer
- * only what is pending, then tell the askers that this process will not
- * answer again: its exit callbacks can take seconds with interrupts held.
+ * only a request for this process still pending (most processes are never
+ * asked), then tell the askers that this process will not answer again:
+ * its exit callbacks can take seconds with interrupts held.
  */
 static void
 answer_report_request(void)
 {
-	ReportSlot *slot;
+	MptcpReportSlot *slot;
 	uint64		requested;
 
 	if (prev_report_hook)
@@ -382,8 +385,10 @@ answer_report_request(void)
 		return;
 	requested = pg_atomic_read_u64(&slot->requested);
 	/* (at exit, with nothing pending, only the last words below) */
-	if (!(proc_exit_inprogress &&
-		  slot->written.pid == MyProcPid && slot->written.answered >= requested))
+	if (!proc_exit_inprogress ||
+		(pg_atomic_read_u32(&slot->requested_pid) == (uint32) MyProcPid &&
+		 !(slot->written.pid == MyProcPid &&
+		   slot->written.answered >= requested)))
 	{
 #ifdef USE_MPTCP
 		mptcp_report_gather_own(&local_report);
@@ -404,7 +409,7 @@ answer_report_request(void)
 	if (proc_exit_inprogress)
 		pg_atomic_write_u32(&slot->exited_pid, (uint32) MyProcPid);
 
-	ConditionVariableBroadcast(&mptcp_report_shared->answered);
+	ConditionVariableBroadcast(&slot->answered);
 }
 
 void

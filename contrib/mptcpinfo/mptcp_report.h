@@ -69,7 +69,7 @@ typedef struct MptcpOpenedSocket
 } MptcpOpenedSocket;
 
 /* what a slot's process writes, but the report itself: askers copy it */
-typedef struct SlotCopy
+typedef struct MptcpSlotCopy
 {
 	int			pid;			/* who answered */
 	uint64		answered;		/* the "requested" value last answered */
@@ -78,41 +78,44 @@ typedef struct SlotCopy
 	int			opened_pid;		/* who recorded "opened" */
 	uint32		nopened;		/* sockets recorded in "opened" so far */
 	uint64		opened[MPTCP_REPORT_MAX_OPENED];	/* inodes, 0 if free */
-} SlotCopy;
+} MptcpSlotCopy;
 
 /* a process's slot, at its ProcNumber */
-typedef struct ReportSlot
+typedef struct MptcpReportSlot
 {
 	/* written by askers */
 	pg_atomic_uint64 requested; /* bumped by each request */
 	pg_atomic_uint64 requested_at;	/* TimestampTz of the last one */
+	pg_atomic_uint32 requested_pid; /* the process it was for */
 
 	/* the pid of the slot's process once it has answered for the last time */
 	pg_atomic_uint32 exited_pid;
 
+	/* broadcast by the slot's process after each answer */
+	ConditionVariable answered;
+
 	/* written by the slot's process; odd while it writes */
 	pg_atomic_uint32 changecount;
-	SlotCopy	written;
+	MptcpSlotCopy written;
 	MptcpReport report;
-} ReportSlot;
+} MptcpReportSlot;
 
-typedef struct ReportShared
+typedef struct MptcpReportShared
 {
 	int			nslots;
-	ConditionVariable answered; /* broadcast after each answer */
 	pg_atomic_uint32 opened_families;	/* MPTCP_DIAG_CONNS_* of every socket
 										 * ever recorded as opened */
-	ReportSlot	slots[FLEXIBLE_ARRAY_MEMBER];
-} ReportShared;
+	MptcpReportSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} MptcpReportShared;
 
 /* the slots, if mptcpinfo is preloaded; else NULL */
-extern PGDLLIMPORT ReportShared *mptcp_report_shared;
+extern PGDLLIMPORT MptcpReportShared *mptcp_report_shared;
 
 /*
  * Copy a slot without a lock: retry while its process writes.  The report
  * too if "report" is not NULL.
  */
-extern void mptcp_report_read_slot(ReportSlot *slot, SlotCopy *copy,
+extern void mptcp_report_read_slot(MptcpReportSlot *slot, MptcpSlotCopy *copy,
 								   MptcpReport *report);
 
 #ifdef USE_MPTCP

@@ -155,7 +155,7 @@ mptcp_route_list(List **routes)
 {
 #ifdef USE_MPTCP
 	struct route_dump dump;
-	int			fd;
+	MptcpNetlink *nl;
 	struct
 	{
 		struct nlmsghdr nlh;
@@ -165,7 +165,7 @@ mptcp_route_list(List **routes)
 	dump.routes = NIL;
 	dump.lo_ifindex = if_nametoindex("lo");
 
-	if ((fd = mptcp_netlink_open(NETLINK_ROUTE)) < 0)
+	if ((nl = mptcp_netlink_open(NETLINK_ROUTE)) == NULL)
 	{
 		elog(DEBUG1, "could not create rtnetlink socket: %m");
 		return false;
@@ -176,14 +176,14 @@ mptcp_route_list(List **routes)
 	req.nlh.nlmsg_type = RTM_GETROUTE;
 	req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	req.rtm.rtm_family = AF_UNSPEC;
-	if (!mptcp_netlink_dump(fd, &req.nlh, route_cb, forget_routes, &dump,
+	if (!mptcp_netlink_dump(nl->fd, &req.nlh, route_cb, forget_routes, &dump,
 							ROUTE_MAX_MESSAGES))
 	{
 		elog(DEBUG1, "could not read the routes: %m");
-		close(fd);
+		mptcp_netlink_close(nl);
 		return false;
 	}
-	close(fd);
+	mptcp_netlink_close(nl);
 	*routes = dump.routes;
 	return true;
 #else

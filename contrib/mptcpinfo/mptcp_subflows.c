@@ -59,7 +59,7 @@ mptcp_subflows_add_source(const MptcpSubflowSource *source)
  */
 static void
 emit_subflow(ReturnSetInfo *rsinfo, int pid, uint32 token,
-			 const MptcpSockEnds *ends, const TcpInfo *ti, size_t len,
+			 const MptcpSockEnds *ends, const MptcpTcpInfo *ti, size_t len,
 			 bool flags_known, uint32 flags, const char *cc)
 {
 	int			ncols = rsinfo->setDesc->natts;
@@ -76,17 +76,17 @@ emit_subflow(ReturnSetInfo *rsinfo, int pid, uint32 token,
 	COL(known, Int32GetDatum(ends->local_port));
 	COL(known, mptcpinfo_inet_datum(ends->family, ends->remote));
 	COL(known, Int32GetDatum(ends->remote_port));
-	COL(HAS_FIELD(TcpInfo, state, len), BoolGetDatum(ti->state == MPTCP_TCP_ESTABLISHED));
-	COL(HAS_FIELD(TcpInfo, rtt, len), Float8GetDatum(ti->rtt / 1000.0));
-	COL(HAS_FIELD(TcpInfo, rttvar, len), Float8GetDatum(ti->rttvar / 1000.0));
-	COL(HAS_FIELD(TcpInfo, snd_cwnd, len), Int64GetDatum(ti->snd_cwnd));
-	COL(HAS_FIELD(TcpInfo, snd_mss, len), Int64GetDatum(ti->snd_mss));
-	COL(HAS_FIELD(TcpInfo, bytes_sent, len), Int64GetDatum(ti->bytes_sent));
-	COL(HAS_FIELD(TcpInfo, bytes_acked, len), Int64GetDatum(ti->bytes_acked));
-	COL(HAS_FIELD(TcpInfo, bytes_received, len), Int64GetDatum(ti->bytes_received));
-	COL(HAS_FIELD(TcpInfo, bytes_retrans, len), Int64GetDatum(ti->bytes_retrans));
-	COL(HAS_FIELD(TcpInfo, total_retrans, len), Int64GetDatum(ti->total_retrans));
-	COL(HAS_FIELD(TcpInfo, delivery_rate, len), Int64GetDatum(ti->delivery_rate));
+	COL(HAS_FIELD(MptcpTcpInfo, state, len), BoolGetDatum(ti->state == MPTCP_TCP_ESTABLISHED));
+	COL(HAS_FIELD(MptcpTcpInfo, rtt, len), Float8GetDatum(ti->rtt / 1000.0));
+	COL(HAS_FIELD(MptcpTcpInfo, rttvar, len), Float8GetDatum(ti->rttvar / 1000.0));
+	COL(HAS_FIELD(MptcpTcpInfo, snd_cwnd, len), Int64GetDatum(ti->snd_cwnd));
+	COL(HAS_FIELD(MptcpTcpInfo, snd_mss, len), Int64GetDatum(ti->snd_mss));
+	COL(HAS_FIELD(MptcpTcpInfo, bytes_sent, len), Int64GetDatum(ti->bytes_sent));
+	COL(HAS_FIELD(MptcpTcpInfo, bytes_acked, len), Int64GetDatum(ti->bytes_acked));
+	COL(HAS_FIELD(MptcpTcpInfo, bytes_received, len), Int64GetDatum(ti->bytes_received));
+	COL(HAS_FIELD(MptcpTcpInfo, bytes_retrans, len), Int64GetDatum(ti->bytes_retrans));
+	COL(HAS_FIELD(MptcpTcpInfo, total_retrans, len), Int64GetDatum(ti->total_retrans));
+	COL(HAS_FIELD(MptcpTcpInfo, delivery_rate, len), Int64GetDatum(ti->delivery_rate));
 	/* version 1.1: NULL where the kernel does not show us the flags */
 	if (ncols > NUM_SUBFLOW_COLS_V1_0)
 		COL(known && flags_known,
@@ -106,13 +106,13 @@ emit_subflow(ReturnSetInfo *rsinfo, int pid, uint32 token,
 	 */
 	if (ncols > NUM_SUBFLOW_COLS_V1_2)
 	{
-		COL(HAS_FIELD(TcpInfo, unacked, len),
+		COL(HAS_FIELD(MptcpTcpInfo, unacked, len),
 			BoolGetDatum(ti->unacked > 0 && ti->retransmits > 0));
-		COL(HAS_FIELD(TcpInfo, retransmits, len), Int32GetDatum(ti->retransmits));
-		COL(HAS_FIELD(TcpInfo, rto, len), Float8GetDatum(ti->rto / 1000.0));
-		COL(HAS_FIELD(TcpInfo, unacked, len), Int64GetDatum(ti->unacked));
-		COL(HAS_FIELD(TcpInfo, last_data_sent, len), mptcpinfo_ms_interval(ti->last_data_sent));
-		COL(HAS_FIELD(TcpInfo, last_ack_recv, len), mptcpinfo_ms_interval(ti->last_ack_recv));
+		COL(HAS_FIELD(MptcpTcpInfo, retransmits, len), Int32GetDatum(ti->retransmits));
+		COL(HAS_FIELD(MptcpTcpInfo, rto, len), Float8GetDatum(ti->rto / 1000.0));
+		COL(HAS_FIELD(MptcpTcpInfo, unacked, len), Int64GetDatum(ti->unacked));
+		COL(HAS_FIELD(MptcpTcpInfo, last_data_sent, len), mptcpinfo_ms_interval(ti->last_data_sent));
+		COL(HAS_FIELD(MptcpTcpInfo, last_ack_recv, len), mptcpinfo_ms_interval(ti->last_ack_recv));
 	}
 	Assert(i == ncols);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -120,7 +120,7 @@ emit_subflow(ReturnSetInfo *rsinfo, int pid, uint32 token,
 
 /* say why the dump does not describe some connections */
 static void
-report_not_dumped(ConnSubflows *conns, int n)
+report_not_dumped(MptcpConnSubflows *conns, int n)
 {
 	int			count = 0;
 
@@ -139,12 +139,17 @@ report_not_dumped(ConnSubflows *conns, int n)
  * connection's joins arrive at the port its client connected to, and
  * those of one a server process opened go to the port it connected to.
  * (Other ports, the ADD_ADDR of a port-based endpoint, are found by the
- * full dump, when the kernel counts more subflows than were found.)
- * False if there are too many for a filter.
+ * full dump, when the kernel counts more subflows than were found.)  The
+ * server's plain TCP clients are on its port too: their ports are
+ * excluded, so that the kernel does not describe them.  (A subflow whose
+ * port is one of theirs, from another address, is then found by the full
+ * dump.)  False if there are too many ports for a filter.
  */
 static bool
-subflow_ports(ConnSubflows *conns, int n, MptcpDumpPorts *ports)
+subflow_ports(MptcpConnSubflows *conns, int n, List *rows, MptcpDumpPorts *ports)
 {
+	ListCell   *lc;
+
 	memset(ports, 0, sizeof(MptcpDumpPorts));
 	for (int k = 0; k < n; k++)
 	{
@@ -155,6 +160,19 @@ subflow_ports(ConnSubflows *conns, int n, MptcpDumpPorts *ports)
 								  row->outgoing ? row->conn->ends.remote_port :
 								  row->conn->ends.local_port))
 			return false;
+	}
+	ports->excluded = palloc(sizeof(uint16) * MPTCP_DUMP_MAX_EXCLUDED);
+	foreach(lc, rows)
+	{
+		const MptcpRow *row = lfirst(lc);
+		uint8		addr[16];
+		uint16		port;
+
+		if (row->conn == NULL && !row->outgoing &&
+			ports->nexcluded < MPTCP_DUMP_MAX_EXCLUDED &&
+			mptcp_sockaddr_to_mapped(&row->beentry->st_clientaddr.addr,
+									 addr, &port, NULL))
+			ports->excluded[ports->nexcluded++] = port;
 	}
 	return true;
 }
@@ -168,11 +186,11 @@ subflow_ports(ConnSubflows *conns, int n, MptcpDumpPorts *ports)
  * enough.
  */
 static void
-dump_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
+dump_subflows(MptcpDiag *diag, MptcpConnSubflows *conns, int n, List *rows,
 			  MptcpSubflowStats *stats)
 {
 	MptcpDumpPorts ports;
-	bool		filtered = subflow_ports(conns, n, &ports);
+	bool		filtered = subflow_ports(conns, n, rows, &ports);
 
 	for (int pass = 0; pass < 2; pass++)
 	{
@@ -183,7 +201,7 @@ dump_subflows(MptcpDiag *diag, ConnSubflows *conns, int n,
 		{
 			const MptcpConn *c = conns[k].row->conn;
 			List	   *subflows;
-			int			expected = mptcp_expected_subflows(c);
+			int			expected = mptcp_conn_subflows(c);
 
 			if (conns[k].unknown == SUBFLOWS_KNOWN)
 				continue;
@@ -216,7 +234,7 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 	MptcpDiag  *diag;
 	List	   *rows;
 	ListCell   *lc;
-	ConnSubflows *conns;
+	MptcpConnSubflows *conns;
 	int			n = 0;
 	int			nundescribed = 0;
 	MptcpSubflowStats stats = {0};
@@ -229,7 +247,7 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 
 	diag = mptcp_diag_read(mptcp_match_families());
 	rows = mptcp_match_rows(diag, all_outgoing);
-	conns = palloc0(sizeof(ConnSubflows) * (list_length(rows) + 1));
+	conns = palloc0(sizeof(MptcpConnSubflows) * (list_length(rows) + 1));
 	foreach(lc, rows)
 	{
 		MptcpRow   *row = lfirst(lc);
@@ -257,7 +275,7 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 	for (int k = 0; k < n; k++)
 		need_dump |= stats.dump_describes && conns[k].unknown != SUBFLOWS_KNOWN;
 	if (need_dump)
-		dump_subflows(diag, conns, n, &stats);
+		dump_subflows(diag, conns, n, rows, &stats);
 	nundescribed = n - stats.looked_up - stats.dumped;
 	for (int s = 0; s < nsources; s++)
 	{
@@ -284,7 +302,7 @@ stat_mptcp_subflows(FunctionCallInfo fcinfo, int ncols, bool all_outgoing)
 
 			s->info.state = s->state;	/* (diagnostics give it apart) */
 			emit_subflow(rsinfo, pid, token, &s->ends, &s->info,
-						 s->state == 0 ? 0 : Max(s->info_len, offsetof(TcpInfo, ca_state)),
+						 s->state == 0 ? 0 : Max(s->info_len, offsetof(MptcpTcpInfo, ca_state)),
 						 s->flags_known, s->flags, s->congestion_control);
 		}
 		if (conns[k].unknown > SUBFLOWS_CLOSED)

@@ -27,22 +27,22 @@
 #define MPTCP_MAX_SUBFLOWS 16
 
 /* why a connection's subflows are not shown */
-typedef enum SubflowsUnknown
+typedef enum MptcpSubflowsUnknown
 {
 	SUBFLOWS_KNOWN,				/* they are: "subflows" */
 	SUBFLOWS_CLOSED,			/* it closed meanwhile: no row */
 	SUBFLOWS_NOT_DUMPED,		/* the dump does not describe them */
 	SUBFLOWS_UNREPORTED,		/* nor its process: its source said why */
-} SubflowsUnknown;
+} MptcpSubflowsUnknown;
 
 /* one connection of pg_stat_mptcp_subflows and what is found of it */
-typedef struct ConnSubflows
+typedef struct MptcpConnSubflows
 {
 	MptcpRow   *row;
-	SubflowsUnknown unknown;
+	MptcpSubflowsUnknown unknown;
 	List	   *subflows;		/* MptcpSubflow *; one with state 0 closed
 								 * since it was reported: its ends only */
-} ConnSubflows;
+} MptcpConnSubflows;
 
 /* what the sources did, for the DEBUG1 line of a query */
 typedef struct MptcpSubflowStats
@@ -76,22 +76,13 @@ typedef struct MptcpSubflowSource
 	 * Describe what it can of the connections still SUBFLOWS_NOT_DUMPED:
 	 * their subflows, and SUBFLOWS_KNOWN; or why not.
 	 */
-	void		(*describe) (MptcpDiag *diag, ConnSubflows *conns, int n,
+	void		(*describe) (MptcpDiag *diag, MptcpConnSubflows *conns, int n,
 							 MptcpSubflowStats *stats);
 
 	/* once the rows are out: what to keep for the next query; may be NULL */
-	void		(*done) (ConnSubflows *conns, int n);
+	void		(*done) (MptcpConnSubflows *conns, int n);
 } MptcpSubflowSource;
 
 extern void mptcp_subflows_add_source(const MptcpSubflowSource *source);
-
-/* how many subflows c has, the initial one included; -1 if not said */
-static inline int
-mptcp_expected_subflows(const MptcpConn *c)
-{
-	bool		has_initial;
-
-	return mptcp_conn_subflows(c, &has_initial);
-}
 
 #endif							/* MPTCP_SUBFLOWS_H */

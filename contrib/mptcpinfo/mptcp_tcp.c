@@ -25,6 +25,7 @@
 #include <netinet/in.h>
 
 #include "libpq/mptcp.h"
+#include "mptcp_netlink.h"
 #include "mptcp_tcp.h"
 #include "utils/hsearch.h"
 
@@ -37,13 +38,29 @@
 #define SUBFLOW_ATTR_TOKEN_LOC 2	/* MPTCP_SUBFLOW_ATTR_TOKEN_LOC */
 #define SUBFLOW_ATTR_FLAGS 8	/* MPTCP_SUBFLOW_ATTR_FLAGS */
 
-typedef struct SubflowDump
+/* MptcpTcpInfo is the start of the kernel's struct tcp_info, read by offset */
+StaticAssertDecl(offsetof(MptcpTcpInfo, retransmits) == 2 &&
+				 offsetof(MptcpTcpInfo, rto) == 8 &&
+				 offsetof(MptcpTcpInfo, snd_mss) == 16 &&
+				 offsetof(MptcpTcpInfo, unacked) == 24 &&
+				 offsetof(MptcpTcpInfo, last_data_sent) == 44 &&
+				 offsetof(MptcpTcpInfo, last_ack_recv) == 56 &&
+				 offsetof(MptcpTcpInfo, rtt) == 68 &&
+				 offsetof(MptcpTcpInfo, snd_cwnd) == 80 &&
+				 offsetof(MptcpTcpInfo, total_retrans) == 100 &&
+				 offsetof(MptcpTcpInfo, bytes_acked) == 120 &&
+				 offsetof(MptcpTcpInfo, delivery_rate) == 160 &&
+				 offsetof(MptcpTcpInfo, bytes_sent) == 200 &&
+				 sizeof(MptcpTcpInfo) == 216,
+				 "MptcpTcpInfo must have the layout of the kernel's struct tcp_info up to bytes_retrans");
+
+typedef struct MptcpSubflowDump
 {
 	MptcpDiag  *res;
 	/* what res had before the dump, for forget_subflows() */
 	int			nsubflows;
 	int			tcp_dumped;
-} SubflowDump;
+} MptcpSubflowDump;
 
 /*
  * The MPTCP ULP info of a TCP socket: whether it is an MPTCP subflow (or
@@ -104,7 +121,7 @@ to_subflow(const MptcpDiagAnswer *a, bool subflows_only)
 	if (a->cong != NULL)
 		snprintf(s->congestion_control, sizeof(s->congestion_control),
 				 "%.*s", a->cong_len, a->cong);
-	s->info_len = Min(a->info_len, sizeof(TcpInfo));
+	s->info_len = Min(a->info_len, sizeof(MptcpTcpInfo));
 	if (a->info)
 		memcpy(&s->info, a->info, s->info_len);
 	return s;
@@ -114,7 +131,7 @@ to_subflow(const MptcpDiagAnswer *a, bool subflows_only)
 static void
 add_subflow(const struct nlmsghdr *nlh, void *arg)
 {
-	SubflowDump *dump = arg;
+	MptcpSubflowDump *dump = arg;
 	MptcpDiagAnswer a;
 	MptcpSubflow *s;
 
@@ -129,7 +146,7 @@ add_subflow(const struct nlmsghdr *nlh, void *arg)
 static void
 forget_subflows(void *arg)
 {
-	SubflowDump *dump = arg;
+	MptcpSubflowDump *dump = arg;
 
 	dump->res->subflows = list_truncate(dump->res->subflows, dump->nsubflows);
 	dump->res->tcp_dumped = dump->tcp_dumped;
@@ -137,40 +154,55 @@ forget_subflows(void *arg)
 
 /*
  * The bytecode of an inet_diag filter that passes a socket with one of the
- * ports, laid out as ss lays out "sport = :P or dport = :Q": a condition
- * is two ops, the second holding the port.  One that holds steps on to a
- * jump to the end (pass), else past that jump to the next condition; the
- * last one steps to the end, or past it (fail).  The kernel refuses a
+ * ports and none of the "excluded" remote ports, laid out as ss lays out
+ * "(sport = :P or dport = :Q) and not dport = :R": a condition is two ops,
+ * the second holding the port.  A port that holds steps on to a jump to
+ * the excluded ports; when none did, a jump past the end (fail).  An
+ * excluded port that holds steps on to a jump past the end, else on to
+ * the next one, the last one to the end (pass).  The kernel refuses a
  * filter unless each target can be reached by steps of "yes" from the
- * start, hence the jumps.  Returns its length in bytes.
+ * start, hence a jump's "yes", which the kernel never takes.  Returns its
+ * length in bytes.
  */
 static int
 port_filter(const MptcpDumpPorts *ports, struct inet_diag_bc_op *ops)
 {
+	const int	opsize = sizeof(struct inet_diag_bc_op);
 	int			n = ports->nlocal + ports->nremote;
-	int			len = (3 * n - 1) * sizeof(struct inet_diag_bc_op);
+	int			len = (3 * n + 1 + 3 * ports->nexcluded) * opsize;
+	struct inet_diag_bc_op *excluded = ops + 3 * n + 1;
 	struct inet_diag_bc_op *op = ops;
 
 	if (n == 0)
 		return 0;				/* (no filter: every socket) */
 	memset(ops, 0, len);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++, op += 3)
 	{
 		op[0].code = i < ports->nlocal ? INET_DIAG_BC_S_EQ : INET_DIAG_BC_D_EQ;
-		op[0].yes = 2 * sizeof(struct inet_diag_bc_op);
-		op[0].no = 3 * sizeof(struct inet_diag_bc_op);
+		op[0].yes = 2 * opsize;
+		op[0].no = 3 * opsize;
 		op[1].no = i < ports->nlocal ? ports->local[i] :
 			ports->remote[i - ports->nlocal];
-		op += 2;
-		if (i < n - 1)
-		{
-			/* (the kernel takes a jump's "no") */
-			op[0].code = INET_DIAG_BC_JMP;
-			op[0].yes = sizeof(struct inet_diag_bc_op);
-			op[0].no = len - (op - ops) * sizeof(struct inet_diag_bc_op);
-			op++;
-		}
+		/* (the kernel takes a jump's "no") */
+		op[2].code = INET_DIAG_BC_JMP;
+		op[2].yes = opsize;
+		op[2].no = (excluded - &op[2]) * opsize;
 	}
+	op[0].code = INET_DIAG_BC_JMP;
+	op[0].yes = opsize;
+	op[0].no = len - (op - ops) * opsize + opsize;
+	op++;
+	for (int i = 0; i < ports->nexcluded; i++, op += 3)
+	{
+		op[0].code = INET_DIAG_BC_D_EQ;
+		op[0].yes = 2 * opsize;
+		op[0].no = 3 * opsize;
+		op[1].no = ports->excluded[i];
+		op[2].code = INET_DIAG_BC_JMP;
+		op[2].yes = opsize;
+		op[2].no = len - (&op[2] - ops) * opsize + opsize;
+	}
+	Assert((op - ops) * opsize == len);
 	return len;
 }
 #endif							/* USE_MPTCP */
@@ -211,11 +243,10 @@ mptcp_diag_read_subflows(MptcpDiag *diag, const MptcpDumpPorts *ports)
 {
 #ifdef USE_MPTCP
 	static const int families[] = {AF_INET, AF_INET6};
-	struct inet_diag_bc_op filter[3 * 2 * MPTCP_DUMP_MAX_PORTS];
+	struct inet_diag_bc_op *filter = NULL;
 	int			filter_len = 0;
-	int			fd;
 
-	if ((fd = mptcp_diag_borrow_socket(diag)) < 0)
+	if (diag->sock == NULL)
 		return;
 
 	/*
@@ -227,33 +258,38 @@ mptcp_diag_read_subflows(MptcpDiag *diag, const MptcpDumpPorts *ports)
 		hash_destroy(diag->by_token);
 	diag->by_token = NULL;
 	if (ports != NULL)
+	{
+		filter = palloc(sizeof(struct inet_diag_bc_op) *
+						(3 * (ports->nlocal + ports->nremote + ports->nexcluded) + 1));
 		filter_len = port_filter(ports, filter);
+	}
 	for (int i = 0; i < lengthof(families); i++)
 	{
-		SubflowDump dump = {diag, list_length(diag->subflows), diag->tcp_dumped};
+		MptcpSubflowDump dump = {diag, list_length(diag->subflows), diag->tcp_dumped};
 
-		if (!mptcp_diag_dump(fd, families[i], MPTCP_TCP_STATES_SUBFLOWS,
+		if (!mptcp_diag_dump(diag->sock->fd, families[i],
+							 MPTCP_TCP_STATES_SUBFLOWS,
 							 (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_CONG - 1)),
 							 INET_DIAG_REQ_BYTECODE, filter, filter_len,
 							 add_subflow, forget_subflows, &dump) &&
 			errno != EAFNOSUPPORT)
-			ereport(WARNING,
-					(errmsg("could not read TCP socket diagnostics: %m")));
+			ereport(mptcp_diag_failure_level(),
+					(errcode(ERRCODE_SYSTEM_ERROR),
+					 errmsg("could not read TCP socket diagnostics: %m")));
 	}
-	mptcp_diag_return_socket(diag, fd);
 #endif
 }
 
-typedef struct TokenEntry
+typedef struct MptcpTokenEntry
 {
 	uint32		token;
 	List	   *subflows;
-} TokenEntry;
+} MptcpTokenEntry;
 
 List *
 mptcp_diag_token_subflows(MptcpDiag *diag, uint32 token)
 {
-	TokenEntry *t;
+	MptcpTokenEntry *t;
 	ListCell   *lc;
 
 	/* (the first call indexes the subflows by token) */
@@ -262,7 +298,7 @@ mptcp_diag_token_subflows(MptcpDiag *diag, uint32 token)
 		HASHCTL		ctl;
 
 		ctl.keysize = sizeof(uint32);
-		ctl.entrysize = sizeof(TokenEntry);
+		ctl.entrysize = sizeof(MptcpTokenEntry);
 		ctl.hcxt = CurrentMemoryContext;
 		diag->by_token = hash_create("mptcpinfo subflows",
 									 Max(list_length(diag->subflows), 16), &ctl,

@@ -17,7 +17,7 @@
 #include "mptcp_diag.h"
 
 /* The part of the kernel's struct tcp_info (include/uapi/linux/tcp.h) used */
-typedef struct TcpInfo
+typedef struct MptcpTcpInfo
 {
 	uint8		state;
 	uint8		ca_state;
@@ -69,7 +69,7 @@ typedef struct TcpInfo
 	uint32		delivered_ce;
 	uint64		bytes_sent;		/* Linux 4.19 */
 	uint64		bytes_retrans;
-} TcpInfo;
+} MptcpTcpInfo;
 
 /*
  * A TCP socket: an MPTCP subflow when the kernel showed us its ULP info
@@ -83,7 +83,7 @@ typedef struct MptcpSubflow
 	uint32		flags;			/* MPTCP_SUBFLOW_FLAG_* of the ULP info */
 	uint8		state;
 	char		congestion_control[16]; /* "" if not reported */
-	TcpInfo		info;
+	MptcpTcpInfo info;
 	size_t		info_len;
 } MptcpSubflow;
 
@@ -93,16 +93,22 @@ typedef struct MptcpSubflow
 
 /*
  * TCP ports that a dump of subflows keeps: a socket with one of the local
- * ports or one of the remote ports.  The kernel filters, so a dump walks
- * past the host's other TCP connections without describing them.
+ * ports or one of the remote ports, but none of the remote ports "excluded":
+ * those of the server's plain TCP clients, which have the server's port
+ * too.  The kernel filters, so a dump walks past the host's other TCP
+ * connections without describing them.
  */
 #define MPTCP_DUMP_MAX_PORTS 32
+#define MPTCP_DUMP_MAX_EXCLUDED 2048	/* (the filter's length must fit 16
+										 * bits) */
 typedef struct MptcpDumpPorts
 {
 	int			nlocal;
 	int			nremote;
+	int			nexcluded;
 	uint16		local[MPTCP_DUMP_MAX_PORTS];
 	uint16		remote[MPTCP_DUMP_MAX_PORTS];
+	uint16	   *excluded;		/* palloc'd, nexcluded of them */
 } MptcpDumpPorts;
 
 /*

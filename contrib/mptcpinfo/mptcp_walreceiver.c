@@ -5,11 +5,13 @@
  *
  * The kernel does not say which process holds a socket, but a walreceiver
  * records the primary's address and port in shared memory
- * (WalRcv->sender_host, sender_port): its connection is the one of the
- * server's user to that address and port, an established one before one
- * that is closing.  A walreceiver connected over plain TCP, or whose
- * socket was not found, gets a row without MPTCP figures, as a backend's
- * plain TCP client connection does.
+ * (WalRcv->sender_host, sender_port), and its descriptors are the server
+ * user's to read (/proc/PID/fd): its connection is the one to that address
+ * and port whose socket it holds.  The address alone is not enough: a
+ * dblink or postgres_fdw connection of another process, or any client of
+ * the server's user, may go to the same primary.  A walreceiver connected
+ * over plain TCP, or whose socket was not found, gets a row without MPTCP
+ * figures, as a backend's plain TCP client connection does.
  *
  * Copyright (c) 2026, PostgreSQL Global Development Group
  *
@@ -21,13 +23,16 @@
 #include "postgres.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netdb.h>
+#include <unistd.h>
 
 #include "miscadmin.h"
 #include "mptcp_match.h"
 #include "mptcp_outgoing.h"
 #include "mptcp_walreceiver.h"
 #include "replication/walreceiver.h"
+#include "storage/fd.h"
 #include "storage/spin.h"
 
 /*
@@ -52,10 +57,47 @@ walreceiver_on_tcp(PgBackendStatus *beentry)
 }
 
 /*
+ * Does process pid hold the socket with this inode?  Its descriptors are
+ * links "socket:[INODE]" in /proc/PID/fd, readable by the same user.
+ */
+static bool
+holds_socket(int pid, uint64 inode)
+{
+	char		dir[MAXPGPATH];
+	char		link[MAXPGPATH];
+	char		target[64];
+	char		want[64];
+	DIR		   *d;
+	struct dirent *de;
+	bool		held = false;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	snprintf(want, sizeof(want), "socket:[" UINT64_FORMAT "]", inode);
+	/* (gone, or not ours to read: then it is not found) */
+	if ((d = AllocateDir(dir)) == NULL)
+		return false;
+	while (!held && (de = ReadDirExtended(d, dir, DEBUG1)) != NULL)
+	{
+		ssize_t		len;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		held = strcmp(target, want) == 0;
+	}
+	FreeDir(d);
+	return held;
+}
+
+/*
  * The walreceiver's connection, by the primary's address and port that it
- * records in shared memory: the unclaimed connection to them, an
- * established one first.  (A host name is not resolved here: then only the
- * socket it recorded, if any, is found.)
+ * records in shared memory: the unclaimed connection to them whose socket
+ * it holds.  (A host name is not resolved here: then only the socket it
+ * recorded, if any, is found.)
  */
 static MptcpConn *
 walreceiver_conn(MptcpDiag *diag, PgBackendStatus *beentry)
@@ -85,7 +127,8 @@ walreceiver_conn(MptcpDiag *diag, PgBackendStatus *beentry)
 
 		if (mptcp_outgoing_unclaimed(c) && c->ends.remote_port == port &&
 			memcmp(c->ends.remote, addr, 16) == 0 &&
-			mptcp_match_better(best, c))
+			mptcp_match_better(best, c) &&
+			holds_socket(beentry->st_procpid, c->inode))
 			best = c;
 	}
 	return best;

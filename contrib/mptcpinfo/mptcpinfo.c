@@ -34,7 +34,6 @@
 #include "mptcp_lookup.h"
 #include "mptcp_startup.h"
 #include "mptcp_walreceiver.h"
-#include "utils/guc.h"
 
 PG_MODULE_MAGIC_EXT(
 					.name = "mptcpinfo",
@@ -52,7 +51,6 @@ _PG_init(void)
 	mptcp_lookup_init();
 	mptcp_walreceiver_init();
 	mptcp_ask_init();
-	MarkGUCPrefixReserved("mptcpinfo");
 
 	if (process_shared_preload_libraries_in_progress)
 		mptcp_startup_register();

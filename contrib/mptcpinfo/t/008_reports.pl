@@ -546,6 +546,25 @@ like(
 	'the NOTICE counts the process, not its connections');
 $many->quit;
 
+# Sections 11 and 12 hold an asker at an injection point: builds with
+# injection points only.  held_at(SESSION, POINT) waits until a process is
+# held there, as SESSION sees it.
+my $injection_points = $node->safe_psql('postgres',
+	"SELECT count(*) FROM pg_available_extensions WHERE name = 'injection_points'"
+) eq '1';
+
+sub held_at
+{
+	my ($session, $point) = @_;
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	Time::HiRes::sleep(0.02)
+	  until $session->query_safe(
+		"SELECT count(*) FROM pg_stat_activity WHERE wait_event = '$point'")
+	  eq '1'
+	  || time > $deadline;
+	return;
+}
+
 # 11. Two askers that read a process's "requested" at the same moment:
 # only the one that moves it on signals the process, and the other waits
 # for that answer (a read and a separate increment had both signal).  An
@@ -554,9 +573,7 @@ $many->quit;
 SKIP:
 {
 	skip 'this build has no injection points', 3
-	  unless $node->safe_psql('postgres',
-		"SELECT count(*) FROM pg_available_extensions WHERE name = 'injection_points'"
-	  ) eq '1';
+	  unless $injection_points;
 	my $point = 'mptcpinfo-ask-before-request';
 	my $target = $client_pid{idle_2};
 	my $count_sql =
@@ -575,12 +592,8 @@ SKIP:
 	Time::HiRes::sleep(1.1);
 	$held->{stdin} .= "$count_sql;\n\\echo __held_done__\n";
 	$held->{run}->pump_nb;
-	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
-	Time::HiRes::sleep(0.02)
-	  until $waker->query_safe(
-		"SELECT count(*) FROM pg_stat_activity WHERE wait_event = '$point'")
-	  eq '1'
-	  || time > $deadline;
+	held_at($waker, $point);
+	my $deadline;
 	my (undef, $second_count, $second_err) = $node->psql('postgres',
 		"SET client_min_messages = debug1;\n"
 		  . "SET mptcpinfo.subflow_source = 'processes';\n$count_sql");
@@ -599,6 +612,78 @@ SKIP:
 	);
 	$held->quit;
 	$waker->quit;
+}
+
+# 12. A request for a process that exited before it was signalled is not
+# one for the next process in its slot: an asker of that process signals
+# it, and does not wait 2 s for an answer that never comes (the slot's
+# "requested" once looked pending to it).  Every connection slot of a
+# second server is taken, so that the exited process's slot is the next
+# one's.  Builds with injection points only.
+SKIP:
+{
+	skip 'this build has no injection points', 2
+	  unless $injection_points;
+	my $point = 'mptcpinfo-ask-before-request';
+	my $slots = PostgreSQL::Test::Cluster->new('slots');
+	$slots->init;
+	$slots->append_conf(
+		'postgresql.conf', q(
+listen_mptcp = on
+listen_addresses = '127.0.0.1'
+shared_preload_libraries = 'mptcpinfo'
+max_connections = 4
+superuser_reserved_connections = 0
+));
+	$slots->start;
+	my $sconn = 'host=127.0.0.1 port=' . $slots->port . ' dbname=postgres';
+	$slots->safe_psql('postgres',
+		'CREATE EXTENSION mptcpinfo; CREATE EXTENSION injection_points');
+	my $waker = $slots->background_psql('postgres');
+	my $held = $slots->background_psql('postgres');
+	my $gone = $slots->background_psql('postgres',
+		extra_params => [ '-d' => "$sconn mptcp=1 application_name=gone" ]);
+	my $filler = $slots->background_psql('postgres',
+		extra_params => [ '-d' => "$sconn mptcp=1 application_name=filler" ]);
+	my $gone_pid = $gone->query_safe('SELECT pg_backend_pid()');
+	$held->query_safe("SELECT injection_points_set_local();\n"
+		  . "SELECT injection_points_attach('$point', 'wait')");
+	$held->query_safe("SET mptcpinfo.subflow_source = 'processes'");
+	$held->{stdin} .=
+	  "SELECT count(*) FROM pg_stat_mptcp_subflows WHERE pid = $gone_pid;\n"
+	  . "\\echo __held_done__\n";
+	$held->{run}->pump_nb;
+	held_at($waker, $point);
+	my $deadline;
+	# the process asked for exits before the held asker signals it, and a
+	# new one takes its slot, the only one free
+	$gone->quit;
+	$deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	Time::HiRes::sleep(0.02)
+	  until $waker->query_safe(
+		"SELECT count(*) FROM pg_stat_activity WHERE pid = $gone_pid") eq '0'
+	  || time > $deadline;
+	my $next = $slots->background_psql('postgres',
+		extra_params => [ '-d' => "$sconn mptcp=1 application_name=next" ]);
+	my $next_pid = $next->query_safe('SELECT pg_backend_pid()');
+	$waker->query_safe("SELECT injection_points_wakeup('$point')");
+	$deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	$held->{run}->pump
+	  until $held->{stdout} =~ /__held_done__/ || time > $deadline;
+	$waker->{stderr} = '';
+	my $next_rows = $waker->query(
+		"SET client_min_messages = debug1;\n"
+		  . "SET mptcpinfo.subflow_source = 'processes';\n"
+		  . "SELECT count(*), count(local_port) FROM pg_stat_mptcp_subflows WHERE pid = $next_pid"
+	);
+	is($next_rows, '1|1',
+		"the next process in an asked process's slot: its subflow is shown");
+	unlike(
+		$waker->{stderr},
+		qr/did not answer|1 requests of other queries awaited/,
+		'the next process in the slot is asked, not waited for');
+	$_->quit for ($next, $filler, $held, $waker);
+	$slots->stop;
 }
 
 $_->quit for @askers;

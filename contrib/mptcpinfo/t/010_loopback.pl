@@ -151,10 +151,95 @@ SELECT m.direction, m.mptcp
   FROM pg_stat_replication r JOIN pg_stat_mptcp m USING (pid)}),
 	'incoming|t',
 	'primary: the walsender has the incoming end');
+
+# The walreceiver on plain TCP, while another process of the server's user
+# holds an MPTCP connection to the same primary (as a dblink or
+# postgres_fdw connection of a standby's backend would): that connection
+# goes to the primary's address and port too, but it is not the
+# walreceiver's.
+my $other = $node->background_psql('postgres',
+	extra_params => [ '-d' => "$connstr mptcp=1 application_name=other" ]);
+$standby->safe_psql('postgres',
+	"ALTER SYSTEM SET primary_conninfo = '$connstr mptcp=0 application_name=standby'"
+);
+$standby->reload;
+$node->poll_query_until(
+	'postgres', q{
+SELECT count(*) = 1 FROM pg_stat_replication r JOIN pg_stat_mptcp m USING (pid)
+ WHERE NOT m.mptcp})
+  or die 'the walreceiver did not reconnect over plain TCP';
+is( $standby->safe_psql(
+		'postgres', q{
+SELECT m.direction, m.mptcp, m.subflows
+  FROM pg_stat_wal_receiver w JOIN pg_stat_mptcp m USING (pid)}),
+	'outgoing|f|',
+	'standby: a walreceiver on TCP does not take another process\'s MPTCP connection to the primary'
+);
+$other->quit;
 $standby->stop;
 
 $mp->quit;
 $tcp->quit;
+
+# Socket diagnostics that fail: a WARNING the first time in a session,
+# DEBUG1 after that.  An injection point makes every dump look interrupted
+# (read three times, then given up), another throws an ERROR in a scan:
+# builds with injection points only.
+SKIP:
+{
+	skip 'this build has no injection points', 5
+	  unless $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_available_extensions WHERE name = 'injection_points'"
+	  ) eq '1';
+	$node->safe_psql('postgres', 'CREATE EXTENSION injection_points');
+	my $mp2 = $node->background_psql('postgres',
+		extra_params => [ '-d' => "$connstr mptcp=1 application_name=mp2" ]);
+	my $failing = $node->background_psql('postgres');
+	$failing->query_safe(
+		"SELECT injection_points_attach('mptcpinfo-dump-interrupted', 'notice')");
+	$failing->{stderr} = '';
+	my $unknown = $failing->query(
+		"SELECT m.mptcp IS NULL FROM pg_stat_mptcp m JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'mp2'"
+	);
+	my $first = $failing->{stderr};
+	$failing->{stderr} = '';
+	$failing->query('SELECT count(*) FROM pg_stat_mptcp');
+	my $second = $failing->{stderr};
+	$failing->{stderr} = '';
+	$failing->query_safe(
+		"SELECT injection_points_detach('mptcpinfo-dump-interrupted')");
+	is($unknown, 't',
+		'a dump interrupted every time: nothing of it kept, MPTCP unknown');
+	like(
+		$first,
+		qr/WARNING:  could not read MPTCP socket diagnostics/,
+		'failing socket diagnostics: a WARNING');
+	unlike($second, qr/WARNING/,
+		'failing again in the same session: no WARNING');
+
+	# An ERROR while the scan's netlink socket is open does not leave it
+	# open: the session holds as many sockets after three such queries.
+	my $pid = $failing->query_safe('SELECT pg_backend_pid()');
+	my $sockets =
+	  sub { scalar grep { (readlink($_) // '') =~ /^socket:/ } glob("/proc/$pid/fd/*") };
+	my $before = $sockets->();
+	$failing->query_safe(
+		"SELECT injection_points_attach('mptcpinfo-dump-error', 'error')");
+	# (caught: the background psql stops at an ERROR)
+	$failing->query(
+		q{DO $$BEGIN PERFORM count(*) FROM pg_stat_mptcp;
+EXCEPTION WHEN OTHERS THEN RAISE NOTICE 'caught: %', SQLERRM; END$$})
+	  for 1 .. 3;
+	my $errors = $failing->{stderr};
+	$failing->{stderr} = '';
+	$failing->query_safe(
+		"SELECT injection_points_detach('mptcpinfo-dump-error')");
+	like($errors, qr/caught: error triggered for injection point/,
+		'an ERROR in the middle of a scan');
+	is($sockets->(), $before, 'the ERROR left no socket open');
+	$failing->quit;
+	$mp2->quit;
+}
 
 $node->stop;
 done_testing();

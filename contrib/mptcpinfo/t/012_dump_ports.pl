@@ -3,7 +3,8 @@
 
 # pg_stat_mptcp_subflows reads the subflows it cannot look up from a dump
 # of the TCP sockets that the kernel filters by the connections' ports: the
-# host's other TCP connections are walked past, not described.  (A
+# host's other TCP connections are walked past, not described, and so are
+# the server's plain TCP clients, on the server's port too.  (A
 # connection with a subflow on another port, a port-based endpoint, is then
 # read from a dump of all: src/test/mptcp/t/006_signal_ports.pl.)
 #
@@ -20,20 +21,11 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IO::Socket::IP;
-use POSIX ();
 
 BEGIN { MptcpUtils::enter_private_netns(); }
 
 MptcpUtils::require_kernel_mptcp();
 MptcpUtils::use_tcp_nodes();
-
-# Before Linux 6.15 the dump does not say whose subflows the TCP sockets
-# are to a server without privileges: their subflows come from the server
-# processes' reports instead (008_reports.pl).
-my ($kmaj, $kmin) = ((POSIX::uname())[2] =~ /^(\d+)\.(\d+)/);
-plan skip_all =>
-  'before Linux 6.15 an unprivileged server reads no subflows from a dump'
-  unless $kmaj > 6 || ($kmaj == 6 && $kmin >= 15);
 
 my $npaths = 2;
 MptcpUtils::lab_up($npaths, undef);
@@ -44,6 +36,7 @@ $node->append_conf(
 	'postgresql.conf', q(
 listen_mptcp = on
 listen_addresses = '*'
+max_connections = 40
 ));
 $node->append_conf('pg_hba.conf', "host all all 198.18.0.0/15 trust\n");
 $node->start;
@@ -68,6 +61,13 @@ for (1 .. $nnoise)
 	push @noise, scalar($listener->accept) or die "could not accept: $!";
 }
 
+# the server's plain TCP clients
+my $nplain = 20;
+my @plain = map {
+	$node->background_psql('postgres',
+		extra_params => [ '-d' => "host=127.0.0.1 port=$port dbname=postgres" ])
+} 1 .. $nplain;
+
 my ($in, $out, $err) = ('', '', '');
 my $h = IPC::Run::start(
 	[
@@ -85,13 +85,22 @@ $h->pump_nb;
 my $subflows_sql =
   "SELECT count(*) FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'dump_client'";
 my $subflows = 0;
+my $hidden = 0;
 for my $try (1 .. 200)
 {
-	$subflows = $node->safe_psql('postgres', $subflows_sql);
-	last if $subflows >= $npaths;
+	my (undef, $rows, $notice) = $node->psql('postgres', $subflows_sql);
+	$subflows = $rows;
+	# Before Linux 6.15 the dump does not say whose subflows the TCP sockets
+	# are to a server without privileges (their subflows come from the server
+	# processes' reports instead: 008_reports.pl).  The server says so, and
+	# is asked rather than the kernel's version, which backports contradict.
+	$hidden = $notice =~ /cannot be shown/;
+	last if $subflows >= $npaths || $hidden;
 	$h->pump_nb;
 	select(undef, undef, undef, 0.1);
 }
+plan skip_all => 'the kernel does not show this server subflows in a dump'
+  if $hidden;
 is($subflows, $npaths, 'the client connection has a subflow on each path');
 
 my ($ret, $stdout, $stderr) = $node->psql('postgres',
@@ -102,10 +111,14 @@ ok( defined $dumped && $dumped < $nnoise,
 	"the dump described the server port's sockets only, not the other program's "
 	  . 2 * $nnoise
 	  . " (@{[ $dumped // 'no DEBUG line' ]})");
+ok( defined $dumped && $dumped < $nplain,
+	"nor the server's $nplain plain TCP clients (@{[ $dumped // 'no DEBUG line' ]})"
+);
 
 $h->kill_kill;
 $h->finish;
 $_->close for @noise;
+$_->quit for @plain;
 
 $node->stop;
 done_testing();

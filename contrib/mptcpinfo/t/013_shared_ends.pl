@@ -3,7 +3,8 @@
 
 # With mptcpinfo preloaded, the subflows' ends that one session found are
 # kept in shared memory: a new session's first query of
-# pg_stat_mptcp_subflows looks them up instead of reading a dump.
+# pg_stat_mptcp_subflows looks them up instead of reading a dump.  A
+# connection on a link-local IPv6 address is looked up on its interface.
 #
 # Runs only with PG_TEST_EXTRA=mptcp, in a private network namespace (see
 # src/test/mptcp/README), and needs a Linux kernel that can create MPTCP
@@ -17,19 +18,16 @@ use MptcpUtils;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use POSIX ();
 
 BEGIN { MptcpUtils::enter_private_netns(); }
 
 MptcpUtils::require_kernel_mptcp();
 MptcpUtils::use_tcp_nodes();
 
-# Before Linux 6.15 the first session learns the subflows from the server
-# processes' reports (008_reports.pl); here, from a dump.
-my ($kmaj, $kmin) = ((POSIX::uname())[2] =~ /^(\d+)\.(\d+)/);
-plan skip_all =>
-  'before Linux 6.15 an unprivileged server reads no subflows from a dump'
-  unless $kmaj > 6 || ($kmaj == 6 && $kmin >= 15);
+# The first session learns the subflows from a dump (Linux 6.15, or a
+# server with privileges) or from the server processes' reports (before),
+# and keeps them in shared memory either way: no gate on the kernel's
+# version, which backports contradict.
 
 my $npaths = 2;
 MptcpUtils::lab_up($npaths, undef);
@@ -42,7 +40,8 @@ listen_mptcp = on
 listen_addresses = '*'
 shared_preload_libraries = 'mptcpinfo'
 ));
-$node->append_conf('pg_hba.conf', "host all all 198.18.0.0/15 trust\n");
+$node->append_conf('pg_hba.conf',
+	"host all all 198.18.0.0/15 trust\nhost all all fe80::/10 trust\n");
 $node->start;
 my $port = $node->port;
 $node->safe_psql('postgres', 'CREATE EXTENSION mptcpinfo');
@@ -91,6 +90,44 @@ is( "$looked_up $dumped $tcp_dumped",
 
 $h->kill_kill;
 $h->finish;
+
+# A connection on a link-local IPv6 address: the kernel binds its sockets
+# to the interface, and finds them by their ends only with it.  Its
+# subflow is looked up; reported by its process, it is found, not shown
+# as a closed row.
+SKIP:
+{
+	my $ll = 'fe80::2';
+	eval {
+		MptcpUtils::run_ip('link', 'add', 'llv0', 'type', 'veth', 'peer',
+			'name', 'llv1');
+		MptcpUtils::run_ip('link', 'set', $_, 'up') for ('llv0', 'llv1');
+		MptcpUtils::run_ip('-6', 'addr', 'add', "$ll/64", 'dev', 'llv1',
+			'nodad');
+		1;
+	} or skip "no link-local IPv6 address here: $@", 3;
+	my $llc = $node->background_psql('postgres',
+		extra_params => [ '-d' =>
+			  "host=$ll%llv1 port=$port dbname=postgres mptcp=1 application_name=linklocal"
+		]);
+	my $ll_sql = q{
+SELECT count(*), bool_and(s.established)
+  FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid)
+ WHERE a.application_name = 'linklocal'};
+	my (undef, $rows, $err) =
+	  $node->psql('postgres', "SET client_min_messages = debug1;\n$ll_sql");
+	is($rows, '1|t', 'a link-local connection: its subflow');
+	like(
+		$err,
+		qr/MPTCP connections looked up by their ends, 0 read from a dump, 0 not described/,
+		'a link-local connection: looked up by its ends');
+	my (undef, $reported) = $node->psql('postgres',
+		"SET mptcpinfo.subflow_source = 'processes';\n$ll_sql");
+	is($reported, '1|t',
+		'a link-local subflow reported by its process: found, not a closed row'
+	);
+	$llc->quit;
+}
 
 $node->stop;
 done_testing();

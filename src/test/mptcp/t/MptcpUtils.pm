@@ -97,6 +97,35 @@ sub require_kernel_mptcp
 
 =pod
 
+=item mptcp_info_len()
+
+The length of the running kernel's struct mptcp_info, as getsockopt()
+MPTCP_INFO gives it for an MPTCP connection over loopback: which of its
+fields the kernel has, whatever its version number says (distributions
+backport).  undef where the kernel has no MPTCP_INFO (before 5.16).
+
+=cut
+
+sub mptcp_info_len
+{
+	my ($listener, $client, $server);
+	socket($listener, AF_INET, SOCK_STREAM, IPPROTO_MPTCP) or return undef;
+	bind($listener, Socket::pack_sockaddr_in(0, Socket::INADDR_LOOPBACK))
+	  or return undef;
+	listen($listener, 1) or return undef;
+	my ($port) = Socket::unpack_sockaddr_in(getsockname($listener));
+	socket($client, AF_INET, SOCK_STREAM, IPPROTO_MPTCP) or return undef;
+	connect($client, Socket::pack_sockaddr_in($port, Socket::INADDR_LOOPBACK))
+	  or return undef;
+	accept($server, $listener) or return undef;
+	# (SOL_MPTCP 284, MPTCP_INFO 1)
+	my $info = getsockopt($client, 284, 1);
+	close($_) for ($client, $server, $listener);
+	return defined $info ? length($info) : undef;
+}
+
+=pod
+
 =item mptcp_option_works(LEVEL, OPTNAME)
 
 Does the kernel accept setting this integer socket option (to 1) on an
