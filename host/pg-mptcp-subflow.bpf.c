@@ -87,8 +87,8 @@ enum pg_mptcp_counter
 	PG_MPTCP_RTO_MAX_SET,		/* subflows given TCP_RTO_MAX_MS */
 	PG_MPTCP_RTO_MAX_REFUSED,	/* ... that refused it (before 6.15) */
 	PG_MPTCP_CLOSE_TAKEN_BACK,	/* acknowledged after all: kept */
-	PG_MPTCP_LINEAR_SET,		/* ... given TCP_THIN_LINEAR_TIMEOUTS instead */
-	PG_MPTCP_LINEAR_REFUSED,	/* ... that refused that too */
+	PG_MPTCP_LINEAR_SET,		/* subflows given TCP_THIN_LINEAR_TIMEOUTS instead */
+	PG_MPTCP_LINEAR_REFUSED,	/* ... that refused it too */
 	PG_MPTCP_NCOUNTERS
 };
 

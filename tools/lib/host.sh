@@ -58,13 +58,20 @@ cmd_check_host_setup() {
 	cmd_host_tools
 	rm -rf "$out"
 	bash "$TOP/host/tests/host-setup.sh" "$TOP/host/host-setup" "$TOP/src/test/mptcp/lab.sh" "$out" >"$TOP/.work/host/test.log" 2>&1 || rc=$?
-	cat "$TOP/.work/host/test.log" >&2
-	if grep -q '^host-setup test: skipped' "$TOP/.work/host/test.log"; then
-		echo "host-setup's program on $(uname -r): $(sed -n 's/^host-setup test: //p' "$TOP/.work/host/test.log")"
-	elif [ "$rc" = 0 ] && ! grep -q '^FAIL' "$TOP/.work/host/test.log"; then
-		echo "host-setup's program on $(uname -r): PASS, $(grep -c '^ok' "$TOP/.work/host/test.log") checks ($((SECONDS - start)) s)"
+	host_setup_result "$(uname -r)" "$TOP/.work/host/test.log" "$rc" "$((SECONDS - start)) s"
+}
+
+# host_setup_result KERNEL LOG RC TIME: the test's log on stderr, then its
+# one summary line; fails if the test did
+host_setup_result() {
+	local kernel=$1 log=$2 rc=$3 took=$4
+	cat "$log" >&2 2>/dev/null || true
+	if grep -q '^host-setup test: skipped' "$log"; then
+		echo "host-setup's program on $kernel: $(sed -n 's/^host-setup test: //p' "$log")"
+	elif [ "$rc" = 0 ] && ! grep -q '^FAIL' "$log"; then
+		echo "host-setup's program on $kernel: PASS, $(grep -c '^ok' "$log") checks ($took)"
 	else
-		echo "host-setup's program on $(uname -r): FAILED: $(grep '^FAIL' "$TOP/.work/host/test.log" | head -3 | paste -sd' ') ($((SECONDS - start)) s)"
+		echo "host-setup's program on $kernel: FAILED: $(grep '^FAIL' "$log" | head -3 | paste -sd' ') ($took)"
 		return 1
 	fi
 }
@@ -75,7 +82,7 @@ cmd_check_host_setup() {
 # /var/tmp).  Emulated (no KVM here): its waits are the emulator's as much
 # as the kernel's, its checks are the kernel's.
 host_setup_in_guest() {
-	local name=$1 run vmlinuz kvm rc=0 start=$SECONDS
+	local name=$1 run vmlinuz kvm start=$SECONDS
 	kernels_known "$name"
 	is_root || die "HOST_SETUP_KERNEL needs root (qemu, and the guest's root attaches the program)"
 	kernels_deps
@@ -94,17 +101,10 @@ host_setup_in_guest() {
 		--memory "${KERNELS_MEMORY:-3G}" --cpus 2 --user root --rwdir "$run" $(kernels_boot_options "$name") \
 		--exec "HOST_SETUP_TEST_TIMEOUT=900 PG_MPTCP_BPF_OBJECT=$run/top/host/$(basename "$HOST_BPF_OBJECT") bash $run/top/host/tests/host-setup.sh $run/top/host/host-setup $run/top/src/test/mptcp/lab.sh $run/out >$run/test.log 2>&1; echo \$? >$run/rc" \
 		>"$run/vng.log" 2>&1 || true
-	cat "$run/test.log" >&2 2>/dev/null || true
 	if [ ! -f "$run/rc" ]; then
+		cat "$run/test.log" >&2 2>/dev/null || true
 		echo "host-setup's program on $name: FAILED: the guest did not finish ($run/vng.log)"
 		return 1
-	elif grep -q '^host-setup test: skipped' "$run/test.log"; then
-		echo "host-setup's program on $name: $(sed -n 's/^host-setup test: //p' "$run/test.log")"
-	elif [ "$(cat "$run/rc")" = 0 ] && ! grep -q '^FAIL' "$run/test.log"; then
-		echo "host-setup's program on $name: PASS, $(grep -c '^ok' "$run/test.log") checks ($((SECONDS - start)) s, emulated)"
-	else
-		echo "host-setup's program on $name: FAILED: $(grep '^FAIL' "$run/test.log" | head -3 | paste -sd' ') ($((SECONDS - start)) s)"
-		rc=1
 	fi
-	return $rc
+	host_setup_result "$name" "$run/test.log" "$(cat "$run/rc")" "$((SECONDS - start)) s, emulated"
 }
