@@ -21,8 +21,8 @@ check_tests() {
 }
 
 # test_results LOG [STEPS]: a meson testlog.json plus series checks (lines
-# "name OK|FAIL seconds"): "N passed, N failed, N skipped", the failed ones
-# on stderr; fails if any failed.
+# "name OK|FAIL seconds"): "N passed, N failed (names), N skipped", the
+# failed ones also on stderr; fails if any failed.
 test_results() {
 	perl -MJSON::PP -e '
 		my ($log, $steps) = @ARGV;
@@ -33,7 +33,11 @@ test_results() {
 				my $t = decode_json($_); my $r = $t->{result};
 				if ($r eq "OK" || $r eq "EXPECTEDFAIL") { $p++ }
 				elsif ($r eq "SKIP") { $s++ }
-				else { $f++; push @bad, "$t->{name} ($r)" }
+				else {
+					# its first failing TAP line says which check
+					my ($why) = ($t->{stdout} // "") =~ /^((?:not ok|Bail out!).{0,120})/m;
+					$f++; push @bad, "$t->{name} ($r" . ($why ? ": $why" : "") . ")";
+				}
 			}
 		} else { $f++; push @bad, "meson test (no results)" }
 		if (open(my $fh, "<", $steps)) {
@@ -44,7 +48,9 @@ test_results() {
 			}
 		}
 		print STDERR "failed: $_\n" for @bad;
-		printf "%d passed, %d failed, %d skipped\n", $p, $f, $s;
+		# the names on the summary line too: CI shows only the last lines
+		printf "%d passed, %d failed%s, %d skipped\n", $p, $f,
+			(@bad ? " (" . join(", ", @bad) . ")" : ""), $s;
 		exit($f ? 1 : 0);' "$1" "${2:-/dev/null}"
 }
 

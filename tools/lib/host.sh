@@ -39,14 +39,25 @@ cmd_host_tools() {
 }
 
 # check-host-setup: host/tests/host-setup.sh against the program built
-# here, on this machine's kernel (root; make check-all runs it).  Prints
+# here, on this machine's kernel (root; make check-all runs it), and
+# mend-paths' unit test (host/tests/test_mend_paths.py, no root).  Prints
 # one summary line last.
 cmd_check_host_setup() {
-	local out=$TOP/.work/host/test start=$SECONDS rc=0
+	local line rc=0 mend mend_rc=0
 	if [ -n "${HOST_SETUP_KERNEL:-}" ]; then
 		host_setup_in_guest "$HOST_SETUP_KERNEL"
 		return
 	fi
+	mend=$(python3 "$TOP/host/tests/test_mend_paths.py" "$TOP/host/mend-paths" 2>&1) || mend_rc=1
+	printf '%s\n' "$mend" >&2
+	line=$(host_setup_program) || rc=1
+	printf '%s\n' "$line" | sed '$d'
+	echo "$(printf '%s\n' "$line" | tail -1); $(printf '%s\n' "$mend" | tail -1)"
+	[ $rc = 0 ] && [ $mend_rc = 0 ]
+}
+
+host_setup_program() {
+	local out=$TOP/.work/host/test start=$SECONDS rc=0
 	if ! is_root; then
 		echo "host-setup's program: skipped, it needs root (a BPF program on a cgroup)"
 		return 0

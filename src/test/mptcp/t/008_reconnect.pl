@@ -11,7 +11,7 @@
 # address lasts until the kernel gives up on its SYNs: about 2 minutes by
 # default (009_connect_timeout checks the walreceiver's connect_timeout).
 # The standby's host sets net.ipv4.tcp_syn_retries = 2 (7 s;
-# guide/failover/host-setup sets TCP_SYNCNT 2), and, where the kernel has it, net.mptcp.blackhole_timeout = 0: an
+# host/host-setup sets TCP_SYNCNT 2), and, where the kernel has it, net.mptcp.blackhole_timeout = 0: an
 # attempt whose MPTCP SYNs time out and whose plain retry gets through once
 # path 1 is back would otherwise make every new connection of the namespace
 # plain TCP for an hour, and mptcp=require would refuse them all.  With one
