@@ -42,9 +42,10 @@ test_results() {
 		} else { $f++; push @bad, "meson test (no results)" }
 		if (open(my $fh, "<", $steps)) {
 			while (<$fh>) {
-				my ($name, $r, $secs) = split;
+				my ($name, $r, $secs, @why) = split;
 				print STDERR "series check $name: $r ($secs s)\n";
-				if ($r eq "OK") { $p++ } elsif ($r eq "SKIP") { $s++ } else { $f++; push @bad, "series check $name" }
+				if ($r eq "OK") { $p++ } elsif ($r eq "SKIP") { $s++ }
+				else { $f++; push @bad, "series check $name" . (@why ? ": @why" : "") }
 			}
 		}
 		print STDERR "failed: $_\n" for @bad;
@@ -79,7 +80,11 @@ series_check() {
 		echo "$name SKIP $(($(date +%s) - start))" >>"$WORKDIR/series-checks"
 	else
 		tail -30 "$WORKDIR/check-$name.log" >&2
-		echo "$name FAIL $(($(date +%s) - start))" >>"$WORKDIR/series-checks"
+		# why, for the summary line: the first failing test, else the last line
+		local why
+		why=$(grep -m1 -E '^ *[0-9]+/[0-9]+ .* (FAIL|TIMEOUT|ERROR) ' "$WORKDIR/check-$name.log" ||
+			grep -v '^[[:space:]]*$' "$WORKDIR/check-$name.log" | tail -1) || true
+		echo "$name FAIL $(($(date +%s) - start)) $(printf '%s' "$why" | tr -s ' \t' '  ' | cut -c1-160)" >>"$WORKDIR/series-checks"
 	fi
 }
 
