@@ -346,15 +346,25 @@ mptcp_report_collect(int npids, const int *pids, MptcpSubflowStats *stats)
 		pg_atomic_write_u32(&slot->requested_pid, (uint32) pids[i]);
 
 		/*
-		 * Only the asker that moves "requested" on from the value it saw
-		 * sends the signal.  If another one has moved it since, that one's
-		 * request is on its way: wait for its answer.  (A full barrier: the
-		 * writes above are seen before the request.)
+		 * The asker that moves "requested" on from the value it saw makes
+		 * the request.  If another one has moved it since, wait for that
+		 * request's answer, but signal the process too: the other asker may
+		 * have asked for the slot's previous process, which exited, and then
+		 * nobody else tells this one (a process finds a second signal's
+		 * request answered already).  (A full barrier: the writes above are
+		 * seen before the request.)
 		 */
 		seen = wanted[i];
 		if (!pg_atomic_compare_exchange_u64(&slot->requested, &seen, seen + 1))
 		{
 			wanted[i] = seen;
+			if (SendProcSignal(pids[i], PROCSIG_MPTCP_REPORT, slots[i]) < 0)
+			{
+				reports[i]->status = MPTCP_REPORT_GONE;
+				state[i] = ASK_DONE;
+				stats->gone++;
+				continue;
+			}
 			state[i] = ASK_WAIT;
 			stats->joined++;
 			continue;

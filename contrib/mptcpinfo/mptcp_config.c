@@ -193,6 +193,14 @@ emit_counters(List *counters, ReturnSetInfo *rsinfo)
 	}
 }
 
+/* the SQL definition and this library must agree (an ALTER EXTENSION missed) */
+static void
+check_natts(ReturnSetInfo *rsinfo, int ncols)
+{
+	if (rsinfo->setDesc->natts != ncols)
+		elog(ERROR, "incorrect number of output arguments");
+}
+
 /* the path manager's endpoints, and whether joins to them can succeed */
 Datum
 pg_mptcp_get_endpoints(PG_FUNCTION_ARGS)
@@ -203,6 +211,7 @@ pg_mptcp_get_endpoints(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 
 	InitMaterializedSRF(fcinfo, 0);
+	check_natts(rsinfo, NUM_ENDPOINT_COLS);
 	if (!mptcp_pm_read(&endpoints, NULL))
 		return (Datum) 0;
 	/* the listening sockets matter for signal endpoints without a port */
@@ -230,6 +239,7 @@ pg_mptcp_get_settings(PG_FUNCTION_ARGS)
 	List	   *sysctls;
 
 	InitMaterializedSRF(fcinfo, 0);
+	check_natts(rsinfo, NUM_SETTING_COLS);
 	if (!MPTCP_IN_BUILD)
 		return (Datum) 0;
 	sysctls = mptcp_proc_sysctls();
@@ -245,6 +255,7 @@ pg_stat_get_mptcp_counters(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	InitMaterializedSRF(fcinfo, 0);
+	check_natts(rsinfo, NUM_COUNTER_COLS);
 	if (!MPTCP_IN_BUILD)
 		return (Datum) 0;
 	emit_counters(mptcp_proc_counters(), rsinfo);

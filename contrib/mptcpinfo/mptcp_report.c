@@ -230,7 +230,9 @@ report_socket(int fd, uint64 inode, MptcpReport *r)
 		return;
 	}
 	size = Min(addrs.hdr.size_user, addrs.hdr.size_kernel);
-	n = Min(addrs.hdr.num_subflows,
+	/* (an answer shorter than its header carries no subflow) */
+	n = len < sizeof(MptcpSubflowData) ? 0 :
+		Min(addrs.hdr.num_subflows,
 			(len - sizeof(MptcpSubflowData)) / Max(addrs.hdr.size_user, 1));
 	for (uint32 i = 0; i < addrs.hdr.num_subflows; i++)
 	{
@@ -384,11 +386,14 @@ answer_report_request(void)
 	if (slot == NULL)
 		return;
 	requested = pg_atomic_read_u64(&slot->requested);
-	/* (at exit, with nothing pending, only the last words below) */
-	if (!proc_exit_inprogress ||
-		(pg_atomic_read_u32(&slot->requested_pid) == (uint32) MyProcPid &&
-		 !(slot->written.pid == MyProcPid &&
-		   slot->written.answered >= requested)))
+	/*
+	 * Nothing pending (a second signal for a request answered already), or
+	 * at exit nothing pending for this process: only the last words below.
+	 */
+	if (!(slot->written.pid == MyProcPid &&
+		  slot->written.answered >= requested) &&
+		(!proc_exit_inprogress ||
+		 pg_atomic_read_u32(&slot->requested_pid) == (uint32) MyProcPid))
 	{
 #ifdef USE_MPTCP
 		mptcp_report_gather_own(&local_report);
