@@ -96,8 +96,9 @@ holds_socket(int pid, uint64 inode)
 /*
  * The walreceiver's connection, by the primary's address and port that it
  * records in shared memory: the unclaimed connection to them whose socket
- * it holds.  (A host name is not resolved here: then only the socket it
- * recorded, if any, is found.)
+ * it holds.  When it records a host name (not resolved here: the name may
+ * have several addresses), any unclaimed connection to that port whose
+ * socket it holds.
  */
 static MptcpConn *
 walreceiver_conn(MptcpDiag *diag, PgBackendStatus *beentry)
@@ -106,6 +107,7 @@ walreceiver_conn(MptcpDiag *diag, PgBackendStatus *beentry)
 	int			port;
 	uint8		addr[16];
 	uint8		raw[16];
+	bool		by_addr = true;
 	MptcpConn  *best = NULL;
 	ListCell   *lc;
 
@@ -120,13 +122,13 @@ walreceiver_conn(MptcpDiag *diag, PgBackendStatus *beentry)
 	else if (inet_pton(AF_INET6, host, raw) == 1)
 		mptcp_addr_to_mapped(AF_INET6, raw, addr);
 	else
-		return NULL;
+		by_addr = false;
 	foreach(lc, diag->conns)
 	{
 		MptcpConn  *c = lfirst(lc);
 
 		if (mptcp_outgoing_unclaimed(c) && c->ends.remote_port == port &&
-			memcmp(c->ends.remote, addr, 16) == 0 &&
+			(!by_addr || memcmp(c->ends.remote, addr, 16) == 0) &&
 			mptcp_match_better(best, c) &&
 			holds_socket(beentry->st_procpid, c->inode))
 			best = c;
