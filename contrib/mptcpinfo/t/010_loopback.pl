@@ -175,24 +175,6 @@ SELECT m.direction, m.mptcp, m.subflows
 	'outgoing|f|',
 	'standby: a walreceiver on TCP does not take another process\'s MPTCP connection to the primary'
 );
-# primary_conninfo with a host name, as most have: the walreceiver records
-# the name, not an address, and its connection is found by the socket it
-# holds (it showed as plain TCP before)
-$standby->safe_psql('postgres',
-	"ALTER SYSTEM SET primary_conninfo = 'host=localhost port=$port dbname=postgres mptcp=1 application_name=standby'"
-);
-$standby->reload;
-$node->poll_query_until(
-	'postgres', q{
-SELECT count(*) = 1 FROM pg_stat_replication r JOIN pg_stat_mptcp m USING (pid)
- WHERE m.mptcp})
-  or die 'the walreceiver did not reconnect over MPTCP to localhost';
-is( $standby->safe_psql(
-		'postgres', q{
-SELECT w.sender_host, m.direction, m.mptcp, m.subflows
-  FROM pg_stat_wal_receiver w JOIN pg_stat_mptcp m USING (pid)}),
-	'localhost|outgoing|t|1',
-	'standby: a walreceiver connected by host name has its MPTCP connection');
 $other->quit;
 $standby->stop;
 

@@ -16,7 +16,8 @@
 # only with mptcpinfo preloaded: the backend records it as it opens it, and
 # no process's file descriptors are searched for it.  It stays shown after
 # the backend has opened and closed more connections than it can record
-# at once.
+# at once.  A standby's walreceiver that names its primary by host name has
+# its MPTCP connection found by the socket it holds.
 
 use strict;
 use warnings FATAL => 'all';
@@ -151,4 +152,36 @@ $mp->{run}->kill_kill;
 # (immediate: the backend may still be dropping its tables, which took over
 # a minute in an emulated guest on the build with assertions)
 $node->stop('immediate');
+
+# A standby whose primary_conninfo names the primary by host name, as most
+# do (hostaddr: no resolver needed): the walreceiver records the name, not
+# an address, and its connection is found by the socket it holds, not
+# shown as plain TCP.
+my $primary = PostgreSQL::Test::Cluster->new('named_primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf',
+	"listen_mptcp = on\nlisten_addresses = '127.0.0.1'\n");
+$primary->start;
+$primary->safe_psql('postgres', 'CREATE EXTENSION mptcpinfo');
+$primary->backup('named');
+my $named = PostgreSQL::Test::Cluster->new('named_standby');
+$named->init_from_backup($primary, 'named', has_streaming => 1);
+$named->append_conf('postgresql.conf',
+	"primary_conninfo = 'host=pg-primary.invalid hostaddr=127.0.0.1 port="
+	  . $primary->port
+	  . " dbname=postgres mptcp=1 application_name=named'\n");
+$named->start;
+$primary->safe_psql('postgres', 'CREATE TABLE named AS SELECT 7 AS a');
+$primary->wait_for_catchup('named');
+is($named->safe_psql('postgres', 'SELECT sum(a) FROM named'),
+	'7', 'a standby connected by host name replays');
+is( $named->safe_psql(
+		'postgres', q{
+SELECT w.sender_host, m.direction, m.mptcp, m.subflows
+  FROM pg_stat_wal_receiver w JOIN pg_stat_mptcp m USING (pid)}),
+	'pg-primary.invalid|outgoing|t|1',
+	'standby: a walreceiver connected by host name has its MPTCP connection'
+);
+$named->stop;
+$primary->stop;
 done_testing();
