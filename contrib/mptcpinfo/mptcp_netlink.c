@@ -216,10 +216,7 @@ exchange(int fd, char *reqs, int nreqs,
 	int			answers = 0;
 	bool		ok = true;
 
-	/*
-	 * (test shims, t/010: the kernel marks the first reading of each dump
-	 * interrupted, with no socket in it, or every reading)
-	 */
+	/* (t/010: every reading interrupted, or each dump's first, emptied) */
 	bool		test_missing = dump && test_first_reading &&
 		IS_INJECTION_POINT_ATTACHED("mptcpinfo-dump-interrupted-once");
 	bool		test_interrupted = dump &&
