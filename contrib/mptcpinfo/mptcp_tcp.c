@@ -28,6 +28,7 @@
 #include "mptcp_netlink.h"
 #include "mptcp_tcp.h"
 #include "utils/hsearch.h"
+#include "utils/injection_point.h"
 
 #ifdef USE_MPTCP
 #include <linux/rtnetlink.h>
@@ -109,7 +110,15 @@ to_subflow(const MptcpDiagAnswer *a, bool subflows_only)
 	uint32		flags = 0;
 	bool		is_mptcp;
 
-	is_mptcp = a->ulp != NULL && parse_ulp(a->ulp, a->ulp_len, &token, &flags);
+	/*
+	 * (a test shim, t/009: the ULP info hidden, as kernels before 6.15 hide
+	 * it from a process without privileges)
+	 */
+	if (IS_INJECTION_POINT_ATTACHED("mptcpinfo-kernel-before-6.15"))
+		is_mptcp = false;
+	else
+		is_mptcp = a->ulp != NULL &&
+			parse_ulp(a->ulp, a->ulp_len, &token, &flags);
 	if (subflows_only && !(is_mptcp && token != 0))
 		return NULL;
 	s = palloc0(sizeof(MptcpSubflow));

@@ -55,6 +55,14 @@ CREATE TABLE t_data AS
   SELECT g AS id, repeat(md5(g::text), 4) AS payload
   FROM generate_series(1, 60000) g;
 ));
+# The test shims (builds with injection points, 18 and later): injection
+# points by which the module reads this kernel's answers as an older
+# kernel would give them, so that what differs there is tested here too.
+my $shims = $node->safe_psql('postgres',
+	"SELECT count(*) FROM pg_available_extensions WHERE name = 'injection_points'"
+) eq '1'
+  && $node->safe_psql('postgres', 'SHOW server_version_num') >= 180000;
+$node->safe_psql('postgres', 'CREATE EXTENSION injection_points') if $shims;
 my $expected = $node->safe_psql('postgres',
 	"SELECT count(*) || ':' || md5(string_agg(id || ',' || payload, E'\\n' ORDER BY id) || E'\\n') FROM t_data"
 );
@@ -80,29 +88,53 @@ my $h = IPC::Run::start(
 	'>', $out, '2>', \$err);
 
 # the client's subflows, one line each: "path stalled rto_timeouts unacked
-# last_ack_recv_ms"
-sub subflows
-{
-	return $node->safe_psql(
-		'postgres', q(
+# last_ack_recv_ms"; in list context with the DEBUG1 lines of the query
+my $subflows_sql = q(
 SELECT split_part(host(s.local_addr), '.', 3), s.stalled, s.rto_timeouts,
        s.unacked, (extract(epoch FROM s.last_ack_recv) * 1000)::bigint
   FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid)
  WHERE a.application_name = 'stall_probe'
- ORDER BY 1));
+ ORDER BY 1);
+sub subflows
+{
+	my (undef, $out, $err) = $node->psql('postgres',
+		"SET client_min_messages = debug1;\n$subflows_sql",
+		on_error_die => 1);
+	return wantarray ? ($out, $err) : $out;
 }
+
+# Before Linux 6.15 the kernel shows whose subflow a TCP socket is (its
+# MPTCP ULP info) only to a process with CAP_NET_ADMIN, so that a dump of
+# the TCP sockets walks past the subflows without describing any.  A query
+# that knows none of a connection's subflows looks up its initial subflow
+# first, which tells, and then asks the process rather than read such a
+# dump.  Here a test shim hides the ULP info as those kernels do, while the
+# first queries of the test find the client's two subflows.
+$node->safe_psql('postgres',
+	"SELECT injection_points_attach('mptcpinfo-kernel-before-6.15', 'notice')")
+  if $shims;
 
 # both subflows are there (bounded wait); then the COPY starts, and once
 # its first rows have arrived path 1 dies
-my $rows = '';
+my ($rows, $walked, $debug1) = ('', 0, '');
 for (1 .. 100)
 {
-	$rows = subflows();
+	($rows, $debug1) = subflows();
+	$walked += $1 while $debug1 =~ /; (\d+) TCP sockets dumped/g;
 	last if ($rows =~ tr/\n//) >= 1;
 	usleep(50_000);
 }
+note 'the last query: ', $debug1 =~ /(\d+ MPTCP connections looked up.*)/;
 like($rows, qr/^1\|f\|.*\n2\|f\|/, 'two subflows, neither stalled before the cut')
   or diag $rows;
+SKIP:
+{
+	skip 'this build has no test shims', 1 unless $shims;
+	$node->safe_psql('postgres',
+		"SELECT injection_points_detach('mptcpinfo-kernel-before-6.15')");
+	is($walked, 0,
+		'the kernel hiding whose subflows they are: no query read a TCP dump');
+}
 
 # A session that found a connection's subflows in a dump or a report looks
 # them up by their ends the next time, while the connection has as many:
@@ -205,6 +237,14 @@ ok($copied, 'the COPY is over, its connection still open');
 # (asked of the kernel's struct, which has subflows_total past bytes_acked:
 # not of its version)
 my $says_total = (MptcpUtils::mptcp_info_len() // 0) > 80;
+# (the test shim: what the kernel answers cut where Linux 6.8 extended it)
+if ($shims)
+{
+	$node->safe_psql('postgres',
+		"SELECT injection_points_attach('mptcpinfo-kernel-before-6.8', 'notice')"
+	);
+	$says_total = 0;
+}
 MptcpUtils::set_sysctl('net.ipv4.tcp_retries2', 2);
 # (the subflows that the process reports: a closed one may stay listed a
 # moment, and a report is reused for a second, by the last check below too)
