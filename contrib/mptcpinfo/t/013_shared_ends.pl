@@ -106,10 +106,31 @@ SKIP:
 			'nodad');
 		1;
 	} or skip "no link-local IPv6 address here: $@", 3;
-	my $llc = $node->background_psql('postgres',
-		extra_params => [ '-d' =>
-			  "host=$ll%llv1 port=$port dbname=postgres mptcp=1 application_name=linklocal"
-		]);
+
+	# The veth pair's carrier comes up asynchronously: wait for it.  A
+	# connection whose MPTCP SYNs were lost meanwhile falls back to plain
+	# TCP after a few seconds (its subflow count is then 0): connect again.
+	for my $try (1 .. 100)
+	{
+		last
+		  if MptcpUtils::run_ip('-o', 'link', 'show', 'llv1') =~ /LOWER_UP/
+		  && MptcpUtils::run_ip('-o', 'link', 'show', 'llv0') =~ /LOWER_UP/;
+		select(undef, undef, undef, 0.1);
+	}
+	my $llc;
+	for my $attempt (1 .. 3)
+	{
+		$llc = $node->background_psql('postgres',
+			extra_params => [ '-d' =>
+				  "host=$ll%llv1 port=$port dbname=postgres mptcp=1 application_name=linklocal"
+			]);
+		last
+		  if $node->safe_psql('postgres',
+			q{SELECT bool_and(m.mptcp) FROM pg_stat_mptcp m JOIN pg_stat_activity a USING (pid)
+ WHERE a.application_name = 'linklocal'}) eq 't';
+		note "attempt $attempt: the link-local connection fell back to plain TCP";
+		$llc->quit;
+	}
 	my $ll_sql = q{
 SELECT count(*), bool_and(s.established)
   FROM pg_stat_mptcp_subflows s JOIN pg_stat_activity a USING (pid)
