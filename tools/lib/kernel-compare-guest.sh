@@ -41,7 +41,7 @@ if [ -n "$KC_SELFTESTS" ]; then
 	mkdir -p selftests
 	# ("mptcp_join.sh:-f": the script with one option, e.g. one of
 	# mptcp_join.sh's groups of tests, reported as mptcp_join.sh-f;
-	# "blackhole.sh@7": 7 runs in this boot, reported as blackhole.sh.1 to .7)
+	# "silent_path.sh@7": 7 runs in this boot, reported as silent_path.sh.1 to .7)
 	for entry in $(for e in $KC_SELFTESTS; do
 		case $e in
 		*@[0-9]*) for i in $(seq "${e##*@}"); do echo "${e%@*}@$i"; done ;;

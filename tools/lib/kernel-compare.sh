@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# kernel-compare: Linux 7.2.8 built twice, as released and with kernel/0*.patch,
-# each booted under qemu to run the same checks: the kernel's MPTCP selftests
+# kernel-compare: Linux 7.2.8 built twice, as released and with both series
+# of kernel/ (kernel/mptcp-next/0*.patch, then kernel/rfc/0*.patch), each
+# booted under qemu to run the same checks: the kernel's MPTCP selftests
 # and bench/kernel-repro's dead-subflow reproducer.
 # Part of tools/workspace (sourced by it; see that file for the layout).
 #
@@ -29,7 +30,7 @@
 # Settings: KERNEL_COMPARE_RUNS (reproducer runs per kernel, default 10; 0:
 # none), KERNEL_COMPARE_SELFTESTS=1 (also the selftests: long under
 # emulation), KERNEL_COMPARE_SELFTESTS_LIST (default: the selftests that
-# kernel/0*.patch adds, then "mptcp_sockopt.sh diag.sh mptcp_connect.sh
+# the series add, then "mptcp_sockopt.sh diag.sh mptcp_connect.sh
 # mptcp_join.sh"; an entry SCRIPT:OPTION runs SCRIPT with that option, as
 # "mptcp_join.sh:-f" for one of its groups of tests, so that mptcp_join.sh,
 # hours under emulation, can run a few groups per boot: each entry's
@@ -38,7 +39,8 @@
 # reported as SCRIPT.1 to SCRIPT.N), KERNEL_SELFTEST_TIMEOUT (seconds
 # for one selftest file, default 2400), KERNEL_COMPARE_KERNELS ("unpatched
 # patched"), KERNEL_COMPARE_BUILD_ONLY=1, KERNEL_COMPARE_PUBLISH=1 (copy the
-# results to bench/results/kernel-compare/), KERNEL_COMPARE_TARBALL_DIR=DIR (a
+# results to bench/results/kernel-compare/; KERNEL_COMPARE_PUBLISH_DIR=SUB
+# into its subdirectory SUB), KERNEL_COMPARE_TARBALL_DIR=DIR (a
 # directory that may already hold the tarball: used if its sha256 matches),
 # KERNEL_COMPARE_REPORT_ONLY=1 (print, and publish if asked, the last results),
 # KERNEL_COMPARE_JOBS (make -j, default: the cores), KERNEL_COMPARE_BOOT_JOBS=2
@@ -59,6 +61,18 @@ KC_APT_PACKAGES="build-essential bc bison flex libelf-dev libssl-dev xz-utils rs
 # (the short ones first: a timeout stops the long ones with what they did)
 KC_SELFTESTS_DEFAULT="mptcp_sockopt.sh diag.sh mptcp_connect.sh mptcp_join.sh"
 KC_REPRO_KNOBS="RATE DURATION T_CUT CUT_GAP BURST_AT BURST_KB BULK_MB SYSCTLS"
+# the series of kernel/, applied in this order (each applies alone too)
+KC_SERIES="mptcp-next rfc"
+
+# kc_patches: the patch files of every series, in order, relative to kernel/
+kc_patches() {
+	local series p
+	for series in $KC_SERIES; do
+		for p in "$TOP/kernel/$series"/0*.patch; do
+			[ -f "$p" ] && echo "$series/$(basename "$p")"
+		done
+	done
+}
 
 kc_deps() {
 	kernels_apt_install "$KC_DIR/apt-install.log" $KC_APT_PACKAGES $KERNELS_APT_PACKAGES
@@ -147,20 +161,20 @@ kc_build() {
 	# compiled nothing does not hide what the real build took)
 	echo "$(date -u +%FT%TZ) $secs s, $files files compiled" >>"$out/builds"
 	{
-		echo "kernel $name: $(cat "$src/o/include/config/kernel.release"), kernel/ patches: $(sed 's/-[^ ]*//g' "$src/.kc-patches" 2>/dev/null || echo none)"
+		echo "kernel $name: $(cat "$src/o/include/config/kernel.release"), kernel/ patches: $(sed 's,/\([0-9]*\)-[^ ]*,/\1,g' "$src/.kc-patches" 2>/dev/null || echo none)"
 		echo "  bzImage builds: $(awk '$4 > 0' "$out/builds" | tail -3 | paste -sd';' | sed 's/;/; /g')"
 	} >"$out/build.txt"
 	note "kernel $name: bzImage in $secs s ($files files compiled)"
 }
 
 # The patched tree: a copy of the unpatched one, build directory included,
-# then kernel/0*.patch in order.  Made again when the patches, the options
-# or the unpatched build changed.
+# then every series of kernel/ in order.  Made again when the patches, the
+# options or the unpatched build changed.
 kc_patched_tree() {
 	local sig p patches=() dst=$KC_DIR/patched
-	for p in "$TOP"/kernel/0*.patch; do [ -f "$p" ] && patches+=("$p"); done
-	[ ${#patches[@]} -gt 0 ] || die "no kernel/0*.patch"
-	sig=$( (cd "$TOP/kernel" && sha256sum 0*.patch; cat "$KC_DIR/unpatched/o/.kc-config"; stat -c %Y "$KC_DIR/unpatched/o/arch/x86/boot/bzImage") | sha256sum | cut -d' ' -f1)
+	for p in $(kc_patches); do patches+=("$TOP/kernel/$p"); done
+	[ ${#patches[@]} -gt 0 ] || die "no patch in kernel/{${KC_SERIES// /,}}/"
+	sig=$( (cd "$TOP/kernel" && sha256sum $(kc_patches); cat "$KC_DIR/unpatched/o/.kc-config"; stat -c %Y "$KC_DIR/unpatched/o/arch/x86/boot/bzImage") | sha256sum | cut -d' ' -f1)
 	[ "$(cat "$dst/.kc-sig" 2>/dev/null)" = "$sig" ] && return 0
 	note "patched tree: a copy of the unpatched one, then ${#patches[@]} patches"
 	# (copied to its final path at once: objtool, below, records it)
@@ -168,7 +182,7 @@ kc_patched_tree() {
 	cp -a "$KC_DIR/unpatched" "$dst"
 	for p in "${patches[@]}"; do
 		patch -d "$dst" -p1 -F0 -s --no-backup-if-mismatch <"$p" ||
-			die "kernel/$(basename "$p") does not apply to $KC_VERSION"
+			die "kernel/${p#"$TOP/kernel/"} does not apply to $KC_VERSION"
 	done
 	# objtool is built with absolute paths (tools/, not kbuild), so the copy
 	# links it again, and every object lists objtool as a prerequisite:
@@ -177,7 +191,7 @@ kc_patched_tree() {
 	kc_make "$dst" tools/objtool >"$dst/o/objtool.log" 2>&1 ||
 		{ tail -20 "$dst/o/objtool.log" >&2; die "objtool did not build in the patched tree"; }
 	find "$dst/o/tools/objtool" -exec touch -h -r "$KC_DIR/unpatched/o/tools/objtool/objtool" {} +
-	(cd "$TOP/kernel" && ls 0*.patch) | paste -sd' ' >"$dst/.kc-patches"
+	kc_patches | paste -sd' ' >"$dst/.kc-patches"
 	echo "$sig" >"$dst/.kc-sig"
 }
 
@@ -396,9 +410,11 @@ cmd_kernel_compare() {
 }
 
 # KERNEL_COMPARE_PUBLISH=1: the report and the per-run lines (text, a few
-# KB) in bench/results/kernel-compare/
+# KB) in bench/results/kernel-compare/, or in its subdirectory
+# KERNEL_COMPARE_PUBLISH_DIR (so that a new series' runs do not replace
+# the files an older report names)
 kc_publish() {
-	local names=$1 name out=$TOP/bench/results/kernel-compare
+	local names=$1 name out=$TOP/bench/results/kernel-compare${KERNEL_COMPARE_PUBLISH_DIR:+/$KERNEL_COMPARE_PUBLISH_DIR}
 	[ "${KERNEL_COMPARE_PUBLISH:-0}" = 1 ] || return 0
 	mkdir -p "$out"
 	cp "$KC_DIR/compare.txt" "$out/compare.txt"

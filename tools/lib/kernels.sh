@@ -21,7 +21,8 @@
 # (print the table of the last runs of KERNELS, boot nothing).
 # Besides kernels.conf's names, KERNELS and BENCH_KERNEL take kc-unpatched
 # and kc-patched: the kernels "make kernel-compare" built (Linux from
-# source without and with kernel/0*.patch; everything built in, no modules).
+# source without and with kernel/{mptcp-next,rfc}/0*.patch; everything built
+# in, no modules).
 
 KERNELS_DIR=$TOP/.work/kernels
 KERNELS_CONF=$TOP/tools/kernels.conf
