@@ -30,14 +30,9 @@ MptcpUtils::require_kernel_mptcp();
 MptcpUtils::use_tcp_nodes();
 
 my $recipe = "$FindBin::RealBin/../nftables/mptcp-join-filter.nft";
-my $nft = $ENV{PG_TEST_NFT};
-if (!defined $nft || $nft eq '')
-{
-	($nft) = grep { -x $_ }
-	  map { "$_/nft" } (split(/:/, $ENV{PATH} // ''), '/usr/sbin', '/sbin');
-}
+my $nft = MptcpUtils::find_nft();
 plan skip_all => 'nft not found (set PG_TEST_NFT to its path)'
-  unless defined $nft && -x $nft;
+  unless defined $nft;
 
 sub run_nft
 {

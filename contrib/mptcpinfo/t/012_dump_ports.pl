@@ -20,7 +20,6 @@ use MptcpUtils;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IO::Socket::IP;
 
 BEGIN { MptcpUtils::enter_private_netns(); }
 
@@ -45,21 +44,7 @@ $node->safe_psql('postgres', 'CREATE EXTENSION mptcpinfo');
 
 # another program's plain TCP connections on loopback: 2 sockets each
 my $nnoise = 50;
-my $listener = IO::Socket::IP->new(
-	LocalHost => '127.0.0.1',
-	LocalPort => 0,
-	Listen => $nnoise)
-  or die "could not listen: $@";
-my @noise;
-for (1 .. $nnoise)
-{
-	push @noise,
-	  IO::Socket::IP->new(
-		PeerHost => '127.0.0.1',
-		PeerPort => $listener->sockport)
-	  or die "could not connect: $@";
-	push @noise, scalar($listener->accept) or die "could not accept: $!";
-}
+my @noise = MptcpUtils::loopback_tcp_noise($nnoise);
 
 # the server's plain TCP clients
 my $nplain = 20;

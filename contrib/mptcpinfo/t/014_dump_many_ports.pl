@@ -27,7 +27,6 @@ use MptcpUtils;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IO::Socket::IP;
 
 BEGIN { MptcpUtils::enter_private_netns(1); }
 
@@ -54,14 +53,9 @@ plan skip_all => 'this build has no injection points (the test shim)'
 
 # ports 20001 to 20063 of 127.0.0.1 are the server's (PG_TEST_NFT names
 # nft, else it is looked for in PATH or /usr/sbin, as 007_join_filter.pl)
-my $nft = $ENV{PG_TEST_NFT};
-if (!defined $nft || $nft eq '')
-{
-	($nft) = grep { -x $_ }
-	  map { "$_/nft" } (split(/:/, $ENV{PATH} // ''), '/usr/sbin', '/sbin');
-}
+my $nft = MptcpUtils::find_nft();
 plan skip_all => 'nft not found (set PG_TEST_NFT to its path)'
-  unless defined $nft && -x $nft;
+  unless defined $nft;
 my $first = 20001;
 my $nmax = 63;
 my ($nft_out, $nft_err);
@@ -87,21 +81,7 @@ SELECT injection_points_attach('mptcpinfo-no-lookups', 'notice');
 
 # another program's plain TCP connections on loopback: 2 sockets each
 my $nnoise = 20;
-my $listener = IO::Socket::IP->new(
-	LocalHost => '127.0.0.1',
-	LocalPort => 0,
-	Listen => $nnoise)
-  or die "could not listen: $@";
-my @noise;
-for (1 .. $nnoise)
-{
-	push @noise,
-	  IO::Socket::IP->new(
-		PeerHost => '127.0.0.1',
-		PeerPort => $listener->sockport)
-	  or die "could not connect: $@";
-	push @noise, scalar($listener->accept) or die "could not accept: $!";
-}
+my @noise = MptcpUtils::loopback_tcp_noise($nnoise);
 
 # (a process records at most 16 connections it opened: 16 per holder)
 my @holders = map { $node->background_psql('postgres') } 1 .. 4;

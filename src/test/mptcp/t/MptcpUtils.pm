@@ -41,6 +41,7 @@ use warnings FATAL => 'all';
 use Config;
 use Cwd ();
 use File::Basename ();
+use IO::Socket::IP;
 use IPC::Run;
 use Socket qw(AF_INET SOCK_STREAM);
 use PostgreSQL::Test::Cluster;
@@ -466,6 +467,41 @@ sub mptcpinfo_start_log
 	return join("\n",
 		map { s/^.*?\[$pid\] .*?(LOG|WARNING|DETAIL|HINT):  /$1:  /r }
 		grep { /\[$pid\] / } split /\n/, $log);
+}
+
+# The nft program: PG_TEST_NFT, else the first in PATH, /usr/sbin or /sbin;
+# undef when there is none
+sub find_nft
+{
+	my $nft = $ENV{PG_TEST_NFT};
+	if (!defined $nft || $nft eq '')
+	{
+		($nft) = grep { -x $_ }
+		  map { "$_/nft" } (split(/:/, $ENV{PATH} // ''), '/usr/sbin', '/sbin');
+	}
+	return defined $nft && -x $nft ? $nft : undef;
+}
+
+# $n plain TCP connections on loopback that are not PostgreSQL's (both
+# ends: 2 sockets each); they last as long as the returned list
+sub loopback_tcp_noise
+{
+	my ($n) = @_;
+	my $listener = IO::Socket::IP->new(
+		LocalHost => '127.0.0.1',
+		LocalPort => 0,
+		Listen => $n) or die "could not listen: $@";
+	my @noise = ($listener);
+	for (1 .. $n)
+	{
+		push @noise,
+		  IO::Socket::IP->new(
+			PeerHost => '127.0.0.1',
+			PeerPort => $listener->sockport)
+		  or die "could not connect: $@";
+		push @noise, scalar($listener->accept) or die "could not accept: $!";
+	}
+	return @noise;
 }
 
 1;
