@@ -346,8 +346,8 @@ mptcp_report_collect(int npids, const int *pids, MptcpSubflowStats *stats)
 		pg_atomic_write_u32(&slot->requested_pid, (uint32) pids[i]);
 
 		/*
-		 * The asker that moves "requested" on from the value it saw makes
-		 * the request.  If another one has moved it since, wait for that
+		 * The asker that moves "requested" on from the value it saw makes the
+		 * request.  If another one has moved it since, wait for that
 		 * request's answer, but signal the process too: the other asker may
 		 * have asked for the slot's previous process, which exited, and then
 		 * nobody else tells this one (a process finds a second signal's

@@ -386,9 +386,10 @@ answer_report_request(void)
 	if (slot == NULL)
 		return;
 	requested = pg_atomic_read_u64(&slot->requested);
+
 	/*
-	 * Nothing pending (a second signal for a request answered already), or
-	 * at exit nothing pending for this process: only the last words below.
+	 * Nothing pending (a second signal for a request answered already), or at
+	 * exit nothing pending for this process: only the last words below.
 	 */
 	if (!(slot->written.pid == MyProcPid &&
 		  slot->written.answered >= requested) &&
