@@ -338,6 +338,7 @@ mptcp_report_collect(int npids, const int *pids, MptcpSubflowStats *stats)
 	{
 		MptcpReportSlot *slot;
 		uint64		seen;
+		bool		made;
 
 		if (state[i] != ASK_SEND)
 			continue;
@@ -355,21 +356,8 @@ mptcp_report_collect(int npids, const int *pids, MptcpSubflowStats *stats)
 		 * seen before the request.)
 		 */
 		seen = wanted[i];
-		if (!pg_atomic_compare_exchange_u64(&slot->requested, &seen, seen + 1))
-		{
-			wanted[i] = seen;
-			if (SendProcSignal(pids[i], PROCSIG_MPTCP_REPORT, slots[i]) < 0)
-			{
-				reports[i]->status = MPTCP_REPORT_GONE;
-				state[i] = ASK_DONE;
-				stats->gone++;
-				continue;
-			}
-			state[i] = ASK_WAIT;
-			stats->joined++;
-			continue;
-		}
-		wanted[i] = seen + 1;
+		made = pg_atomic_compare_exchange_u64(&slot->requested, &seen, seen + 1);
+		wanted[i] = made ? seen + 1 : seen;
 		if (SendProcSignal(pids[i], PROCSIG_MPTCP_REPORT, slots[i]) < 0)
 		{
 			reports[i]->status = MPTCP_REPORT_GONE;
@@ -378,7 +366,10 @@ mptcp_report_collect(int npids, const int *pids, MptcpSubflowStats *stats)
 			continue;
 		}
 		state[i] = ASK_WAIT;
-		stats->asked++;
+		if (made)
+			stats->asked++;
+		else
+			stats->joined++;
 	}
 
 	/*
