@@ -48,6 +48,13 @@ cmd_check_host_setup() {
 		host_setup_in_guest "$HOST_SETUP_KERNEL"
 		return
 	fi
+	if [ -n "${HOST_SETUP_LADDER:-}" ]; then
+		is_root || die "HOST_SETUP_LADDER needs root (a BPF program on a cgroup)"
+		cmd_host_tools
+		bash "$TOP/bench/outage-ladder.sh" "$TOP/host/host-setup" "$TOP/src/test/mptcp/lab.sh" \
+			"${LADDER_OUT:-$TOP/.work/host/ladder}" "$HOST_SETUP_LADDER"
+		return
+	fi
 	mend=$(python3 "$TOP/host/tests/test_mend_paths.py" "$TOP/host/mend-paths" 2>&1) || mend_rc=1
 	printf '%s\n' "$mend" >&2
 	line=$(host_setup_program) || rc=1
@@ -102,16 +109,27 @@ host_setup_in_guest() {
 	kvm=$(kernels_kvm_option "$vmlinuz")
 	run=$KERNELS_DIR/$name/host-setup-test
 	rm -rf "$run"
-	mkdir -p "$run/top/host" "$run/top/src/test/mptcp"
+	mkdir -p "$run/top/host" "$run/top/src/test/mptcp" "$run/top/bench"
 	cp -r "$TOP/host/tests" "$run/top/host/"
+	cp "$TOP/bench/outage-ladder.sh" "$run/top/bench/"
 	cp "$TOP/host/host-setup" "$run/top/host/"
 	cp "$TOP/src/test/mptcp/lab.sh" "$run/top/src/test/mptcp/"
 	cp "$HOST_BPF_OBJECT" "$run/top/host/"
+	local guest_cmd="bash $run/top/host/tests/host-setup.sh $run/top/host/host-setup $run/top/src/test/mptcp/lab.sh $run/out"
+	# (HOST_SETUP_LADDER=ROUNDS: bench/outage-ladder.sh instead of the test)
+	[ -z "${HOST_SETUP_LADDER:-}" ] ||
+		guest_cmd="LADDER_MODES='${LADDER_MODES:-}' bash $run/top/bench/outage-ladder.sh $run/top/host/host-setup $run/top/src/test/mptcp/lab.sh $run/out $HOST_SETUP_LADDER"
 	note "kernel $name: booting $(basename "$vmlinuz") ${kvm:-with KVM} for host/tests/host-setup.sh"
 	timeout "${KERNEL_BOOT_TIMEOUT:-1800}" "${VNG[@]}" -r "$vmlinuz" $kvm \
 		--memory "${KERNELS_MEMORY:-3G}" --cpus 2 --user root --rwdir "$run" $(kernels_boot_options "$name") \
-		--exec "HOST_SETUP_TEST_TIMEOUT=900 PG_MPTCP_BPF_OBJECT=$run/top/host/$(basename "$HOST_BPF_OBJECT") bash $run/top/host/tests/host-setup.sh $run/top/host/host-setup $run/top/src/test/mptcp/lab.sh $run/out >$run/test.log 2>&1; echo \$? >$run/rc" \
+		--exec "HOST_SETUP_TEST_TIMEOUT=900 PG_MPTCP_BPF_OBJECT=$run/top/host/$(basename "$HOST_BPF_OBJECT") $guest_cmd >$run/test.log 2>&1; echo \$? >$run/rc" \
 		>"$run/vng.log" 2>&1 || true
+	if [ -n "${HOST_SETUP_LADDER:-}" ]; then
+		cat "$run/test.log"
+		mkdir -p "${LADDER_OUT:-$run/ladder}"
+		[ -z "${LADDER_OUT:-}" ] || cp -r "$run/out/." "$LADDER_OUT/"
+		return
+	fi
 	if [ ! -f "$run/rc" ]; then
 		cat "$run/test.log" >&2 2>/dev/null || true
 		echo "host-setup's program on $name: FAILED: the guest did not finish ($run/vng.log)"
