@@ -11,6 +11,9 @@
 #      dead subflow, every record arrives and is answered;
 #   3. every subflow took TCP_RTO_MAX_MS (6.15 and later) or, where the
 #      kernel refuses it, TCP_THIN_LINEAR_TIMEOUTS.
+# HOST_SETUP_PHASES picks the faults (bench/outage-ladder.sh): also
+# "delay" (path 1 100 ms more round trip, 10 ms jitter: netem) and "loss"
+# (5 % of every path's packets dropped), where no subflow may close.
 # Both check the bytes (count and sha256 on each side), not only the exit
 # codes.  Needs root (a BPF program on a cgroup) and Linux 6.1 or later;
 # the lab lives in a network namespace of its own and the cgroup is removed
@@ -65,18 +68,28 @@ if [ "${1:-}" = --inner ]; then
 	fault_outage() { outage 1.5; }
 	fault_outage3() { outage 3; }
 	fault_cut() { bash "$lab_sh" blackhole "$lab" 1; }
-	phase outage 15432
-	[ "$PHASE_CLOSED" = 0 ] && ok "outage: the program closed no subflow" || bad "outage: the program closed $PHASE_CLOSED subflow(s)"
-	[ "$PHASE_ABORTS" = 0 ] && ok "outage: no subflow closed on a timeout" || bad "outage: $PHASE_ABORTS subflow(s) closed on a timeout"
-	phase outage3 15434
-	[ "$PHASE_CLOSED" = 0 ] && ok "outage3: the program closed no subflow" || bad "outage3: the program closed $PHASE_CLOSED subflow(s)"
-	[ "$PHASE_ABORTS" = 0 ] && ok "outage3: no subflow closed on a timeout" || bad "outage3: $PHASE_ABORTS subflow(s) closed on a timeout"
-	# (bench/outage-ladder.sh: the outages only, for their waits)
-	[ -z "${HOST_SETUP_OUTAGES_ONLY:-}" ] || exit $((fails > 0))
-	phase cut 15433
-	[ "$PHASE_CLOSED" -ge 1 ] && ok "cut: the program closed the dead subflow" || bad "cut: the program closed no subflow"
-	# (the kernel counts the close it makes at the program's request)
-	[ "$PHASE_ABORTS" -ge 1 ] && ok "cut: the kernel closed the dead subflow on a timeout" || bad "cut: no subflow closed on a timeout"
+	# paths that still deliver (bench/outage-ladder.sh's LADDER_FAULTS)
+	fault_delay() { bash "$lab_sh" delay "$lab" 1 100 10; }
+	fault_loss() { bash "$lab_sh" lossy "$lab" 1 50 && bash "$lab_sh" lossy "$lab" 2 50; }
+	# still_delivers NAME: a path that delivers, however badly, keeps its subflow
+	still_delivers() {
+		[ "$PHASE_CLOSED" = 0 ] && ok "$1: the program closed no subflow" || bad "$1: the program closed $PHASE_CLOSED subflow(s)"
+		[ "$PHASE_ABORTS" = 0 ] && ok "$1: no subflow closed on a timeout" || bad "$1: $PHASE_ABORTS subflow(s) closed on a timeout"
+	}
+	port=15432
+	for name in ${HOST_SETUP_PHASES:-outage outage3 cut}; do
+		phase "$name" $((port++))
+		case $name in
+			cut)
+				[ "$PHASE_CLOSED" -ge 1 ] && ok "cut: the program closed the dead subflow" || bad "cut: the program closed no subflow"
+				# (the kernel counts the close it makes at the program's request)
+				[ "$PHASE_ABORTS" -ge 1 ] && ok "cut: the kernel closed the dead subflow on a timeout" || bad "cut: no subflow closed on a timeout"
+				;;
+			*) still_delivers "$name" ;;
+		esac
+	done
+	# (bench/outage-ladder.sh: the faults it asked for only)
+	[ -z "${HOST_SETUP_PHASES:-}" ] || exit $((fails > 0))
 	# the backoff each kernel takes: the cap from 6.15 on, linear timeouts before
 	local_status=$("$hs" --status "$cg")
 	watched=$(awk '/ subflows watched$/ { print $1 }' <<<"$local_status")

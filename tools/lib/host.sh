@@ -118,7 +118,7 @@ host_setup_in_guest() {
 	local guest_cmd="bash $run/top/host/tests/host-setup.sh $run/top/host/host-setup $run/top/src/test/mptcp/lab.sh $run/out"
 	# (HOST_SETUP_LADDER=ROUNDS: bench/outage-ladder.sh instead of the test)
 	[ -z "${HOST_SETUP_LADDER:-}" ] ||
-		guest_cmd="LADDER_MODES='${LADDER_MODES:-}' bash $run/top/bench/outage-ladder.sh $run/top/host/host-setup $run/top/src/test/mptcp/lab.sh $run/out $HOST_SETUP_LADDER"
+		guest_cmd="LADDER_MODES='${LADDER_MODES:-}' LADDER_FAULTS='${LADDER_FAULTS:-}' bash $run/top/bench/outage-ladder.sh $run/top/host/host-setup $run/top/src/test/mptcp/lab.sh $run/out $HOST_SETUP_LADDER"
 	note "kernel $name: booting $(basename "$vmlinuz") ${kvm:-with KVM} for host/tests/host-setup.sh"
 	timeout "${KERNEL_BOOT_TIMEOUT:-1800}" "${VNG[@]}" -r "$vmlinuz" $kvm \
 		--memory "${KERNELS_MEMORY:-3G}" --cpus 2 --user root --rwdir "$run" $(kernels_boot_options "$name") \

@@ -190,7 +190,7 @@ $tcp->quit;
 # another throws an ERROR in a scan: builds with injection points only.
 SKIP:
 {
-	skip 'this build has no injection points', 7
+	skip 'this build has no injection points', 8
 	  unless $node->safe_psql('postgres',
 		"SELECT count(*) FROM pg_available_extensions WHERE name = 'injection_points'"
 	  ) eq '1';
@@ -241,6 +241,7 @@ SKIP:
 	my $sockets =
 	  sub { scalar grep { (readlink($_) // '') =~ /^socket:/ } glob("/proc/$pid/fd/*") };
 	my $before = $sockets->();
+	ok($before > 0, "the session's sockets are seen in /proc ($before)");
 	$failing->query_safe(
 		"SELECT injection_points_attach('mptcpinfo-dump-error', 'error')");
 	# (caught: the background psql stops at an ERROR)
