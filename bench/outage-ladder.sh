@@ -41,8 +41,8 @@ for round in $(seq "$rounds"); do
 		load=$(cut -d' ' -f1 /proc/loadavg)
 		for phase in $faults; do
 			line=$(grep "^$phase: " "$dir.log" || true)
-			aborts=$(sed -n 's/.*subflows closed on a timeout \([0-9]*\), by the program \([0-9]*\)$/\1/p' <<<"$line")
-			closed=$(sed -n 's/.*subflows closed on a timeout \([0-9]*\), by the program \([0-9]*\)$/\2/p' <<<"$line")
+			aborts= closed=
+			read -r aborts closed < <(sed -n 's/.*subflows closed on a timeout \([0-9]*\), by the program \([0-9]*\)$/\1 \2/p' <<<"$line") || true
 			if [ -f "$dir/$phase.client.json" ]; then
 				echo "$round,$name,$phase,$(field "$dir/$phase.client.json" longest_wait_s),${aborts:-},${closed:-},$(field "$dir/$phase.client.json" sent),$(field "$dir/$phase.client.json" answered),$load" >>"$csv"
 			else

@@ -124,16 +124,15 @@ host_setup_in_guest() {
 		--memory "${KERNELS_MEMORY:-3G}" --cpus 2 --user root --rwdir "$run" $(kernels_boot_options "$name") \
 		--exec "HOST_SETUP_TEST_TIMEOUT=900 PG_MPTCP_BPF_OBJECT=$run/top/host/$(basename "$HOST_BPF_OBJECT") $guest_cmd >$run/test.log 2>&1; echo \$? >$run/rc" \
 		>"$run/vng.log" 2>&1 || true
-	if [ -n "${HOST_SETUP_LADDER:-}" ]; then
-		cat "$run/test.log"
-		mkdir -p "${LADDER_OUT:-$run/ladder}"
-		[ -z "${LADDER_OUT:-}" ] || cp -r "$run/out/." "$LADDER_OUT/"
-		return
-	fi
 	if [ ! -f "$run/rc" ]; then
 		cat "$run/test.log" >&2 2>/dev/null || true
 		echo "host-setup's program on $name: FAILED: the guest did not finish ($run/vng.log)"
 		return 1
+	fi
+	if [ -n "${HOST_SETUP_LADDER:-}" ]; then
+		cat "$run/test.log"
+		[ -z "${LADDER_OUT:-}" ] || { mkdir -p "$LADDER_OUT" && cp -r "$run/out/." "$LADDER_OUT/"; }
+		return
 	fi
 	host_setup_result "$name" "$run/test.log" "$(cat "$run/rc")" "$((SECONDS - start)) s, emulated"
 }
